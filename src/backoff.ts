@@ -1,0 +1,140 @@
+import { describe } from './describe.js';
+
+/**
+ * The backoff policy: how long to wait before retry number n. Pure functions only; randomness
+ * comes in as an `rng` argument so every schedule can be reproduced.
+ */
+
+/**
+ * How randomness spreads the delays of many clients apart.
+ *
+ * - `'none'`: exactly the capped exponential delay `c`.
+ * - `'full'`: uniform in `[0, c]` (the AWS "full jitter"; the best at breaking up fleets).
+ * - `'equal'`: uniform in `[c/2, c]`, never waits less than half.
+ * - `{ additiveMs }`: Google's documented formula, `min(base + rng()·additiveMs, maxDelayMs)`:
+ *   the random part is added first and the sum truncated, so at the cap every client waits
+ *   exactly `maxDelayMs`.
+ */
+export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number };
+
+/** The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped. */
+export interface BackoffPolicy {
+  /** Delay before the first retry (n = 0), before jitter, in milliseconds. */
+  initialDelayMs: number;
+  /** Growth factor per retry; at least 1. */
+  multiplier: number;
+  /** Cap on any single delay, in milliseconds (Google: typically 32 or 64 s). */
+  maxDelayMs: number;
+  /** How randomness is applied; see {@link Jitter}. */
+  jitter: Jitter;
+}
+
+/**
+ * The default backoff of `retry()`: 1 s doubling up to 32 s, full jitter.
+ *
+ * @example
+ * computeDelay(3, DEFAULT_BACKOFF, () => 0.5); // 4000: half of min(1000·2³, 32000)
+ */
+export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
+  initialDelayMs: 1000,
+  multiplier: 2,
+  maxDelayMs: 32_000,
+  jitter: 'full',
+});
+
+/**
+ * Milliseconds to wait before retry number `attempt` (0 before the first retry).
+ *
+ * With `c = min(initialDelayMs · multiplier^attempt, maxDelayMs)`: `'none'` → `c`;
+ * `'full'` → `rng()·c`; `'equal'` → `c/2 + rng()·c/2`; `{ additiveMs: J }` →
+ * `min(initialDelayMs · multiplier^attempt + rng()·J, maxDelayMs)`. The result is always a
+ * finite number in `[0, maxDelayMs]`, however large `attempt` is.
+ *
+ * Throws a `TypeError` or `RangeError` naming the field for a bad attempt, policy or rng value.
+ *
+ * @example
+ * // Google Cloud's formula: min(2^n + random_fraction, 32) seconds
+ * const policy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
+ * computeDelay(0, policy, () => 0.25); // 1250
+ * computeDelay(9, policy, () => 0.25); // 32000 (512 s truncated to the cap)
+ */
+export function computeDelay(
+  attempt: number,
+  policy: BackoffPolicy,
+  rng: () => number = Math.random,
+): number {
+  if (!Number.isSafeInteger(attempt) || attempt < 0) {
+    throw new RangeError(`computeDelay: attempt must be an integer >= 0, got ${describe(attempt)}`);
+  }
+  assertBackoffPolicy(policy, 'policy');
+  if (typeof rng !== 'function') {
+    throw new TypeError(`computeDelay: rng must be a function returning a number in [0, 1], got ${describe(rng)}`);
+  }
+  return delayFor(attempt, policy, rng);
+}
+
+/**
+ * `computeDelay` without input validation, for callers that validated the policy once
+ * (retry() does so when it reads its options). The rng's value is still checked: it is
+ * user code and runs every time.
+ */
+export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number): number {
+  const { initialDelayMs, maxDelayMs, jitter } = policy;
+  // initialDelayMs · multiplier^n overflows to Infinity for large n (and 0 · Infinity is NaN),
+  // so compute the uncapped value carefully and let min() truncate it.
+  const uncapped = initialDelayMs === 0 ? 0 : initialDelayMs * policy.multiplier ** attempt;
+  const capped = uncapped < maxDelayMs ? uncapped : maxDelayMs;
+  if (jitter === 'none') return capped;
+  const r = checkedRandom(rng);
+  if (jitter === 'full') return r * capped;
+  if (jitter === 'equal') return capped / 2 + (r * capped) / 2;
+  const jittered = uncapped + r * jitter.additiveMs;
+  return jittered < maxDelayMs ? jittered : maxDelayMs;
+}
+
+function checkedRandom(rng: () => number): number {
+  const r = rng();
+  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
+    throw new RangeError(`rng must return a number in [0, 1], got ${describe(r)}`);
+  }
+  return r;
+}
+
+/**
+ * Throws a `TypeError`/`RangeError` naming `field.property` unless `policy` is a complete,
+ * valid {@link BackoffPolicy}. Used by `computeDelay` and by option validation.
+ */
+export function assertBackoffPolicy(policy: unknown, field: string): asserts policy is BackoffPolicy {
+  if (typeof policy !== 'object' || policy === null) {
+    throw new TypeError(`${field} must be an object, got ${describe(policy)}`);
+  }
+  const p = policy as Record<string, unknown>;
+  for (const key of Object.keys(p)) {
+    if (!BACKOFF_KEYS.has(key)) {
+      throw new TypeError(`${field}.${key} is not a backoff option (expected one of ${[...BACKOFF_KEYS].join(', ')})`);
+    }
+  }
+  const { initialDelayMs, multiplier, maxDelayMs, jitter } = p;
+  if (typeof initialDelayMs !== 'number' || !Number.isFinite(initialDelayMs) || initialDelayMs < 0) {
+    throw new RangeError(`${field}.initialDelayMs must be a finite number >= 0, got ${describe(initialDelayMs)}`);
+  }
+  if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier < 1) {
+    throw new RangeError(`${field}.multiplier must be a finite number >= 1, got ${describe(multiplier)}`);
+  }
+  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < initialDelayMs) {
+    throw new RangeError(
+      `${field}.maxDelayMs must be a finite number >= initialDelayMs (${describe(initialDelayMs)}), got ${describe(maxDelayMs)}`,
+    );
+  }
+  if (jitter === 'none' || jitter === 'full' || jitter === 'equal') return;
+  if (typeof jitter === 'object' && jitter !== null) {
+    const additiveMs = (jitter as { additiveMs?: unknown }).additiveMs;
+    if (typeof additiveMs === 'number' && Number.isFinite(additiveMs) && additiveMs >= 0) return;
+    throw new RangeError(`${field}.jitter.additiveMs must be a finite number >= 0, got ${describe(additiveMs)}`);
+  }
+  throw new TypeError(
+    `${field}.jitter must be 'none', 'full', 'equal' or { additiveMs: number }, got ${describe(jitter)}`,
+  );
+}
+
+const BACKOFF_KEYS = new Set(['initialDelayMs', 'multiplier', 'maxDelayMs', 'jitter']);

@@ -1,0 +1,16 @@
+// Error messages name the field and the value it got; this renders the value.
+
+/** Renders a bad value for an error message: strings quoted, objects as JSON where possible. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'object' && value !== null) {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+  return String(value);
+}

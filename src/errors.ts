@@ -1,0 +1,228 @@
+/**
+ * Error-shape readers: pull an HTTP status, a gRPC code, a system error code, a status string
+ * or a server's retry hint out of whatever a client library threw. Each reader looks at the
+ * error and then down its `cause` chain, so wrapped errors classify like the original.
+ */
+
+/** How far down a `cause` chain the readers look; deep enough for real wrappers, safe against cycles. */
+const MAX_CAUSE_DEPTH = 8;
+
+type Bag = Record<string, unknown>;
+
+function isBag(value: unknown): value is Bag {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null;
+}
+
+/** Applies `read` to the error and each `cause` below it; returns the first defined answer. */
+function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefined): T | undefined {
+  let current = error;
+  for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
+    const found = read(current);
+    if (found !== undefined) return found;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+function httpStatusIn(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 100 && value <= 599 ? value : undefined;
+  // Some clients (gaxios among them) put the status in `code` as a string: "503".
+  if (typeof value === 'string' && /^[1-5]\d\d$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/**
+ * The HTTP status an error carries, if any: `status`, `statusCode`, `response.status`,
+ * `response.statusCode`, or a numeric `code` between 100 and 599 (Cloud Storage's `ApiError`).
+ *
+ * @example
+ * httpStatusOf(gaxiosError); // 503
+ * httpStatusOf(new Error('x', { cause: { statusCode: 429 } })); // 429
+ */
+export function httpStatusOf(error: unknown): number | undefined {
+  return firstInChain(error, (e) => {
+    const response = isBag(e.response) ? e.response : undefined;
+    return (
+      httpStatusIn(e.status) ??
+      httpStatusIn(e.statusCode) ??
+      httpStatusIn(response?.status) ??
+      httpStatusIn(response?.statusCode) ??
+      httpStatusIn(e.code)
+    );
+  });
+}
+
+/** The canonical gRPC status codes (google.rpc.Code), by name. */
+export const GrpcStatus = Object.freeze({
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const);
+
+/** A gRPC status code name such as `'UNAVAILABLE'`. */
+export type GrpcStatusName = keyof typeof GrpcStatus;
+
+/**
+ * The gRPC status code an error carries: a numeric `code` from 1 to 16 (grpc-js
+ * `ServiceError`, google-gax `GoogleError`), or a status name in `status`/`code` such as
+ * `"UNAVAILABLE"`. HTTP errors are not translated; see {@link httpStatusOf}.
+ *
+ * @example
+ * grpcCodeOf(serviceError); // 14 (UNAVAILABLE)
+ */
+export function grpcCodeOf(error: unknown): number | undefined {
+  return firstInChain(error, (e) => {
+    const { code } = e;
+    if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) return code;
+    const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
+    return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK'
+      ? GrpcStatus[named as GrpcStatusName]
+      : undefined;
+  });
+}
+
+/**
+ * The system or library error code in a string `code`: Node's `ECONNRESET`, `ETIMEDOUT`,
+ * `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…, undici's `UND_ERR_SOCKET`,
+ * `UND_ERR_HEADERS_TIMEOUT`… Found through `cause`, so fetch's `TypeError('fetch failed')`
+ * reports the socket error under it.
+ *
+ * @example
+ * systemCodeOf(await fetch('http://127.0.0.1:1').catch((e) => e)); // 'ECONNREFUSED'
+ */
+export function systemCodeOf(error: unknown): string | undefined {
+  return firstInChain(error, (e) =>
+    typeof e.code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|ERR_[A-Z0-9_]+)$/.test(e.code) ? e.code : undefined,
+  );
+}
+
+/**
+ * The Google API status string of an error, such as `'ABORTED'` or `'ALREADY_EXISTS'`: from a
+ * JSON error body (`response.data.error.status`, as gaxios exposes it), from `status` when it
+ * is a string, or from `errors[0].status`. This is what tells HTTP 409 ABORTED (retry the
+ * read-modify-write) from 409 ALREADY_EXISTS (do not).
+ *
+ * @example
+ * statusStringOf(gaxios409); // 'ABORTED'
+ */
+export function statusStringOf(error: unknown): string | undefined {
+  return firstInChain(error, (e) => {
+    const response = isBag(e.response) ? e.response : undefined;
+    const body = parsedBody(response?.data) ?? parsedBody(e.data);
+    const fromBody = isBag(body) && isBag(body.error) ? body.error.status : undefined;
+    if (isStatusString(fromBody)) return fromBody;
+    if (isStatusString(e.status)) return e.status;
+    const first = Array.isArray(e.errors) ? e.errors[0] : undefined;
+    return isBag(first) && isStatusString(first.status) ? first.status : undefined;
+  });
+}
+
+function isStatusString(value: unknown): value is string {
+  return typeof value === 'string' && /^[A-Z][A-Z_]+$/.test(value);
+}
+
+function parsedBody(data: unknown): unknown {
+  if (typeof data !== 'string') return data;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `reason` strings of a Google JSON API error (`errors[].reason`, or
+ * `response.data.error.errors[].reason`), e.g. `['rateLimitExceeded']`. Empty when there are none.
+ */
+export function errorReasonsOf(error: unknown): string[] {
+  return (
+    firstInChain(error, (e) => {
+      const response = isBag(e.response) ? e.response : undefined;
+      const body = parsedBody(response?.data);
+      const list = Array.isArray(e.errors)
+        ? e.errors
+        : isBag(body) && isBag(body.error) && Array.isArray(body.error.errors)
+          ? body.error.errors
+          : undefined;
+      const reasons = list?.flatMap((item: unknown) =>
+        isBag(item) && typeof item.reason === 'string' ? [item.reason] : [],
+      );
+      return reasons && reasons.length > 0 ? reasons : undefined;
+    }) ?? []
+  );
+}
+
+/**
+ * How long the server asked the client to wait, in milliseconds, if it said so: an HTTP
+ * `Retry-After` header (delta-seconds or an HTTP-date, read from `response.headers` or
+ * `headers` as a `Headers` object or a plain object), gRPC `grpc-retry-pushback-ms` trailing
+ * metadata, or a numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
+ *
+ * @param nowMs wall-clock time that an HTTP-date is measured from (default `Date.now()`).
+ * @example
+ * retryAfterMsOf({ response: { headers: new Headers({ 'retry-after': '3' }) } }); // 3000
+ */
+export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): number | undefined {
+  return firstInChain(error, (e) => {
+    if (typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0) {
+      return e.retryAfterMs;
+    }
+    const response = isBag(e.response) ? e.response : undefined;
+    const header = headerValue(response?.headers, 'retry-after') ?? headerValue(e.headers, 'retry-after');
+    if (header !== undefined) return parseRetryAfter(header, nowMs);
+    return pushbackOf(e.metadata);
+  });
+}
+
+/**
+ * Parses an HTTP `Retry-After` value into milliseconds from `nowMs`: delta-seconds (`"120"`)
+ * or an HTTP-date (`"Wed, 21 Oct 2015 07:28:00 GMT"`, 0 when already past). `undefined`
+ * when the value is neither.
+ */
+export function parseRetryAfter(value: string, nowMs: number = Date.now()): number | undefined {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // An HTTP-date always names a weekday or month; this keeps Date.parse from guessing at junk.
+  if (!/[a-z]{3}/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+function headerValue(headers: unknown, name: string): string | undefined {
+  if (!isBag(headers)) return undefined;
+  if (typeof headers.get === 'function') {
+    const value: unknown = (headers.get as (key: string) => unknown).call(headers, name);
+    return typeof value === 'string' ? value : undefined;
+  }
+  for (const key of Object.keys(headers)) {
+    if (key.toLowerCase() !== name) continue;
+    const value = headers[key];
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number') return String(value);
+    if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  }
+  return undefined;
+}
+
+function pushbackOf(metadata: unknown): number | undefined {
+  if (!isBag(metadata) || typeof metadata.get !== 'function') return undefined;
+  const values: unknown = (metadata.get as (key: string) => unknown).call(metadata, 'grpc-retry-pushback-ms');
+  const first: unknown = Array.isArray(values) ? values[0] : values;
+  const text = typeof first === 'string' ? first : isBag(first) ? String(first) : undefined;
+  // gRFC A6: a pushback that is not a non-negative integer means "do not use it".
+  return text !== undefined && /^\d+$/.test(text.trim()) ? Number(text) : undefined;
+}

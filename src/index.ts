@@ -1,0 +1,44 @@
+/**
+ * tenacious: retry any async call the right way. Truncated exponential backoff with jitter,
+ * a deadline kept as a promise, abort, idempotency, and presets for Google Cloud.
+ *
+ * @packageDocumentation
+ */
+export { type BackoffPolicy, type Jitter, DEFAULT_BACKOFF, computeDelay } from './backoff.js';
+export {
+  type AttemptContext,
+  type AttemptThrottle,
+  type RetryBudget,
+  type RetryErrorReason,
+  type RetryEvent,
+  type RetryOptions,
+  RetryError,
+  TimeoutError,
+  retry,
+} from './retry.js';
+export { DEFAULT_DEADLINE_MS } from './options.js';
+export {
+  GrpcStatus,
+  type GrpcStatusName,
+  errorReasonsOf,
+  grpcCodeOf,
+  httpStatusOf,
+  parseRetryAfter,
+  retryAfterMsOf,
+  statusStringOf,
+  systemCodeOf,
+} from './errors.js';
+export {
+  NETWORK_ERROR_CODES,
+  type RetryPredicate,
+  TRANSIENT_GRPC_CODES,
+  TRANSIENT_HTTP_STATUSES,
+  aborted,
+  allOf,
+  anyOf,
+  grpcCode,
+  httpStatus,
+  isTransient,
+  networkError,
+  not,
+} from './predicates.js';

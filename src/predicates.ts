@@ -1,0 +1,193 @@
+/**
+ * The retry policy's question, "is this error transient?", as small predicates that compose
+ * (`anyOf`, `allOf`, `not`), and the default classification built from them.
+ */
+import { describe } from './describe.js';
+import {
+  GrpcStatus,
+  type GrpcStatusName,
+  grpcCodeOf,
+  httpStatusOf,
+  statusStringOf,
+  systemCodeOf,
+} from './errors.js';
+import type { AttemptContext } from './retry.js';
+
+/** Decides whether an error is worth retrying. The context is absent when called outside `retry()`. */
+export type RetryPredicate = (error: unknown, ctx?: AttemptContext) => boolean;
+
+/**
+ * True when the error carries one of the given HTTP statuses (see `httpStatusOf`).
+ *
+ * @example
+ * retry(call, { retryable: httpStatus(429, 503) });
+ */
+export function httpStatus(...codes: number[]): RetryPredicate {
+  for (const code of codes) {
+    if (!Number.isInteger(code) || code < 100 || code > 599) {
+      throw new RangeError(`httpStatus: each code must be an integer from 100 to 599, got ${describe(code)}`);
+    }
+  }
+  const wanted = new Set(codes);
+  return (error) => {
+    const status = httpStatusOf(error);
+    return status !== undefined && wanted.has(status);
+  };
+}
+
+/**
+ * True when the error carries one of the given gRPC codes, by number or name.
+ *
+ * @example
+ * retry(call, { retryable: grpcCode('UNAVAILABLE', 'DEADLINE_EXCEEDED') });
+ */
+export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredicate {
+  const wanted = new Set(
+    codes.map((code) => {
+      if (typeof code === 'string' && Object.hasOwn(GrpcStatus, code)) return GrpcStatus[code];
+      if (typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 16) return code;
+      throw new RangeError(`grpcCode: each code must be a gRPC code name or 0..16, got ${describe(code)}`);
+    }),
+  );
+  return (error) => {
+    const code = grpcCodeOf(error);
+    return code !== undefined && wanted.has(code);
+  };
+}
+
+/**
+ * Socket and DNS error codes that mean the connection failed or dropped, not that the
+ * server refused the request on its merits.
+ */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ESOCKETTIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
+// What browsers and runtimes put in the TypeError that fetch rejects with on a network failure.
+const FETCH_NETWORK_MESSAGES = new Set([
+  'fetch failed', // Node (undici), Deno
+  'Failed to fetch', // Chromium
+  'NetworkError when attempting to fetch resource.', // Firefox
+  'Load failed', // Safari
+  'Network request failed', // React Native, polyfills
+  'terminated', // undici: the body stream was cut
+]);
+
+function isNetworkMessage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(error.message)) return true;
+  return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
+}
+
+/**
+ * True for dropped connections, socket timeouts, DNS failures and fetch's network
+ * `TypeError`, looking through `cause` chains.
+ *
+ * @example
+ * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
+ */
+export const networkError: RetryPredicate = (error) => {
+  const code = systemCodeOf(error);
+  if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
+    if (isNetworkMessage(current)) return true;
+    current = current.cause;
+  }
+  return false;
+};
+
+/** True when any of the predicates is (evaluated left to right, stopping at the first true). */
+export function anyOf(...predicates: RetryPredicate[]): RetryPredicate {
+  assertPredicates('anyOf', predicates);
+  return (error, ctx) => predicates.some((p) => p(error, ctx));
+}
+
+/** True when every predicate is (evaluated left to right, stopping at the first false). */
+export function allOf(...predicates: RetryPredicate[]): RetryPredicate {
+  assertPredicates('allOf', predicates);
+  return (error, ctx) => predicates.every((p) => p(error, ctx));
+}
+
+/** The negation of a predicate. */
+export function not(predicate: RetryPredicate): RetryPredicate {
+  assertPredicates('not', [predicate]);
+  return (error, ctx) => !predicate(error, ctx);
+}
+
+function assertPredicates(name: string, predicates: unknown[]): void {
+  predicates.forEach((p, i) => {
+    if (typeof p !== 'function') throw new TypeError(`${name}: argument ${i} must be a predicate function, got ${describe(p)}`);
+  });
+}
+
+/** HTTP statuses that say "try again": timeout, rate limit, and the server-side transient 5xx. */
+export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+
+/** gRPC codes that say "try again"; the rest need a human or a different request. */
+export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.ABORTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNKNOWN,
+]);
+
+const PROGRAMMER_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+
+/**
+ * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
+ * gRPC ABORTED. HTTP 409 alone also means ALREADY_EXISTS, which must not be retried.
+ */
+export const aborted: RetryPredicate = (error) => {
+  const status = httpStatusOf(error);
+  if (status !== undefined) return status === 409 && statusStringOf(error) === 'ABORTED';
+  return grpcCodeOf(error) === GrpcStatus.ABORTED;
+};
+
+/**
+ * The default classification of `retry()`: every error is transient **except** the ones known
+ * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
+ * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
+ * ABORTED/INTERNAL/UNKNOWN, an `AbortError`, and programmer errors (`TypeError`,
+ * `RangeError`, `ReferenceError`, `SyntaxError`) other than fetch's network `TypeError`.
+ *
+ * @example
+ * isTransient(Object.assign(new Error('busy'), { status: 503 })); // true
+ * isTransient(Object.assign(new Error('no'), { status: 403 })); // false
+ */
+export const isTransient: RetryPredicate = (error) => {
+  const status = httpStatusOf(error);
+  if (status !== undefined) return TRANSIENT_HTTP_STATUSES.has(status) || aborted(error);
+  const code = grpcCodeOf(error);
+  if (code !== undefined) return TRANSIENT_GRPC_CODES.has(code);
+  if (error instanceof Error || isErrorLike(error)) {
+    const name = (error as { name?: unknown }).name;
+    if (name === 'AbortError') return false;
+    if (typeof name === 'string' && PROGRAMMER_ERRORS.has(name)) return networkError(error);
+  }
+  return true;
+};
+
+// DOMException is not an Error subclass in every runtime; read its name anyway.
+function isErrorLike(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string';
+}

@@ -1,0 +1,371 @@
+/**
+ * The retry loop: runs attempts, asks the policies, sleeps, and keeps its promises about the
+ * deadline, abort and unsafe operations. This is the only module that touches time.
+ *
+ * The loop is written as a small state machine (attempt → sleep → attempt) rather than an
+ * async function so that the common case, a first attempt that succeeds, costs one small
+ * object and a `then`: no timer, no clock read, no AbortController.
+ */
+import { type BackoffPolicy, delayFor } from './backoff.js';
+import { retryAfterMsOf } from './errors.js';
+import { type RetryConfig, readOptions } from './options.js';
+import type { RetryPredicate } from './predicates.js';
+import { NOT_QUEUED, type Timed, now, schedule, unschedule, watchFresh } from './timer-queue.js';
+
+/** What `fn` learns about the attempt it is running. */
+export interface AttemptContext {
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly attempt: number;
+  /**
+   * Aborts when this attempt must stop: its attempt timeout or the overall deadline passed
+   * (reason: a `TimeoutError`), or the caller's signal aborted (reason: the caller's). Pass it
+   * to fetch, gaxios, grpc-js… so abandoned attempts free their sockets. Created on first read.
+   */
+  readonly signal: AbortSignal;
+  /** Milliseconds since the first attempt started. */
+  readonly elapsedMs: number;
+  /** Milliseconds left before the deadline. */
+  readonly remainingMs: number;
+}
+
+/** Passed to `onRetry` before each sleep. */
+export interface RetryEvent {
+  /** The attempt that just failed (1-based). */
+  readonly attempt: number;
+  /** What it failed with. */
+  readonly error: unknown;
+  /** How long the loop will now wait, in milliseconds. */
+  readonly delayMs: number;
+  /** Milliseconds since the first attempt started. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Limits retries across many calls (see `createRetryBudget`). `retry()` reports every
+ * attempt's outcome and asks before each retry.
+ */
+export interface RetryBudget {
+  /** An attempt succeeded (`true`) or failed with an error worth retrying (`false`). */
+  record(success: boolean): void;
+  /** Whether a retry may be sent now. */
+  canRetry(): boolean;
+}
+
+/**
+ * Rejects attempts on the client when the server is overloaded (see
+ * `createAdaptiveThrottle`). Asked before every attempt, told how each one went.
+ */
+export interface AttemptThrottle {
+  /** Whether to send the next attempt; `false` fails the call with `error()`. */
+  admit(): boolean;
+  /** The server accepted the attempt (anything but a transient failure) or not. */
+  record(accepted: boolean): void;
+  /** The error a refused attempt fails with; it is not retried. */
+  error(): Error;
+}
+
+/** Options of `retry()`. Every field is optional; bad values throw before anything runs. */
+export interface RetryOptions {
+  /** Backoff policy; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). */
+  backoff?: Partial<BackoffPolicy>;
+  /** Total attempts, the first included. Default `Infinity` (the deadline ends the loop). */
+  maxAttempts?: number;
+  /** Overall time limit from the first attempt's start, in milliseconds. Default 120 000. */
+  deadlineMs?: number;
+  /** Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none. */
+  attemptTimeoutMs?: number;
+  /** Is this error transient? Default `isTransient`. */
+  retryable?: RetryPredicate;
+  /** Is the operation safe to send again? Default `true`. When false, no error is retried. */
+  idempotent?: boolean | ((ctx: AttemptContext) => boolean);
+  /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
+  signal?: AbortSignal;
+  /** Called before each sleep; an exception it throws is ignored. */
+  onRetry?: (event: RetryEvent) => void;
+  /** A retry budget shared by many calls; a refused retry fails with `RetryError` `'budget'`. */
+  budget?: RetryBudget;
+  /** Client-side adaptive throttling shared by many calls. */
+  throttle?: AttemptThrottle;
+  /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
+  rng?: () => number;
+}
+
+/** Why `retry()` gave up on an error that was worth retrying. */
+export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
+
+/**
+ * `retry()` gave up although the last error was transient: out of attempts, out of time, or
+ * refused by the retry budget. `cause` is the last error.
+ *
+ * @example
+ * try { await retry(call, { maxAttempts: 3 }); }
+ * catch (e) { if (e instanceof RetryError && e.reason === 'attempts') console.log(e.cause); }
+ */
+export class RetryError extends Error {
+  override readonly name = 'RetryError';
+  /** Why the loop stopped. */
+  readonly reason: RetryErrorReason;
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+  /** Milliseconds from the first attempt's start to giving up. */
+  readonly elapsedMs: number;
+  /** The last attempt's error. */
+  override readonly cause: unknown;
+
+  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown) {
+    const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
+    const detail = cause instanceof Error ? `: ${cause.message}` : '';
+    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms (${why})${detail}`, {
+      cause,
+    });
+    this.reason = reason;
+    this.attempts = attempts;
+    this.elapsedMs = elapsedMs;
+    this.cause = cause;
+  }
+}
+
+/**
+ * An attempt ran out of time: its `attemptTimeoutMs`, or the overall deadline. Transient, so
+ * a timed-out attempt is retried while time remains.
+ */
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+/**
+ * Calls `fn` until it succeeds, retrying transient errors with truncated exponential backoff
+ * and jitter, within a deadline.
+ *
+ * - Resolves with `fn`'s value. A synchronous throw counts as a failed attempt.
+ * - Rejects with the error itself, unchanged and at once, when it is not retryable or the
+ *   operation is not idempotent.
+ * - Rejects with a {@link RetryError} when out of attempts, out of time or out of budget.
+ * - Settles no later than the deadline: when the next sleep would end past it, gives up at
+ *   once; an attempt still running at the deadline is abandoned (its signal aborts; its late
+ *   result is ignored).
+ * - Rejects with `signal.reason` as soon as the caller's signal aborts.
+ * - A server's `Retry-After` or gRPC pushback lengthens the next delay, never shortens it.
+ *
+ * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously.
+ *
+ * @example
+ * const user = await retry(({ signal }) => fetchJson(`/users/${id}`, { signal }), {
+ *   maxAttempts: 5,
+ *   deadlineMs: 10_000,
+ * });
+ */
+export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
+  if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
+  const config = readOptions(options);
+  const promise = new Promise<T>(captureSettlers);
+  const run = new Run<T>(fn, config, settleValue as (value: T) => void, settleError);
+  run.start();
+  return promise;
+}
+
+// Captures a new promise's settle functions without allocating a closure per call.
+let settleValue: (value: unknown) => void;
+let settleError: (error: unknown) => void;
+function captureSettlers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  settleValue = resolve as (value: unknown) => void;
+  settleError = reject;
+}
+
+const ATTEMPTING = 0;
+const SLEEPING = 1;
+const DONE = 2;
+
+/** The state of one `retry()` call; it is its own timer-queue entry and abort listener. */
+class Run<T> implements Timed {
+  dueAt = 0;
+  slot = NOT_QUEUED;
+  private phase = ATTEMPTING;
+  private attempt = 0;
+  /** When the first attempt started; NaN until the clock is first needed. */
+  private startedAt = Number.NaN;
+  private attemptStartedAt = 0;
+  /** Whether the queued due time is the overall deadline (not the attempt timeout). */
+  private dueIsDeadline = false;
+  private controller: AbortController | undefined;
+  private lastError: unknown;
+
+  constructor(
+    private readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
+    private readonly config: RetryConfig,
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    const { signal } = this.config;
+    if (signal !== undefined) {
+      if (signal.aborted) return this.reject(signal.reason);
+      signal.addEventListener('abort', this);
+    }
+    this.runAttempt(0);
+  }
+
+  private runAttempt(elapsedMs: number): void {
+    const { throttle } = this.config;
+    if (throttle !== undefined && !throttle.admit()) return this.fail(throttle.error());
+    const attempt = ++this.attempt;
+    this.phase = ATTEMPTING;
+    this.controller = undefined;
+    const ctx = new Context(this, attempt, elapsedMs, this.config.deadlineMs - elapsedMs);
+    let result: T | PromiseLike<T>;
+    try {
+      result = this.fn(ctx);
+    } catch (error) {
+      return this.attemptFailed(error, ctx);
+    }
+    if (!isThenable(result)) return this.succeed(result);
+    if (attempt === 1) {
+      watchFresh(this);
+    } else {
+      this.watchAttempt(this.attemptStartedAt);
+    }
+    // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
+    const onValue = (value: T) => {
+      if (this.attempt === attempt && this.phase === ATTEMPTING) this.succeed(value);
+    };
+    const onError = (error: unknown) => {
+      if (this.attempt === attempt && this.phase === ATTEMPTING) this.attemptFailed(error, ctx);
+    };
+    if (result instanceof Promise) result.then(onValue, onError);
+    else Promise.resolve(result).then(onValue, onError);
+  }
+
+  /** Queues the moment this attempt must stop: its timeout or the deadline, whichever is first. */
+  private watchAttempt(attemptStart: number): void {
+    const deadline = this.startedAt + this.config.deadlineMs;
+    const timeout = attemptStart + this.config.attemptTimeoutMs;
+    this.dueIsDeadline = deadline <= timeout;
+    schedule(this, this.dueIsDeadline ? deadline : timeout);
+  }
+
+  /** The first attempt is still running a microtask after it started: start its clock now. */
+  onPromote(t: number): number {
+    this.startedAt = this.attemptStartedAt = t;
+    const deadline = t + this.config.deadlineMs;
+    const timeout = t + this.config.attemptTimeoutMs;
+    this.dueIsDeadline = deadline <= timeout;
+    return this.dueIsDeadline ? deadline : timeout;
+  }
+
+  onDue(t: number): void {
+    if (this.phase === SLEEPING) {
+      this.attemptStartedAt = t;
+      return this.runAttempt(t - this.startedAt);
+    }
+    if (this.phase !== ATTEMPTING) return;
+    const limitMs = this.dueIsDeadline ? this.config.deadlineMs : this.config.attemptTimeoutMs;
+    const timeout = new TimeoutError(
+      `attempt ${this.attempt} ${this.dueIsDeadline ? 'was still running at the deadline' : 'timed out'} after ${limitMs} ms`,
+      { cause: this.lastError },
+    );
+    this.controller?.abort(timeout);
+    if (this.dueIsDeadline) return this.fail(new RetryError('deadline', this.attempt, t - this.startedAt, timeout));
+    this.attemptFailed(timeout, undefined, t);
+  }
+
+  /** Called by the caller's signal. */
+  handleEvent(): void {
+    const reason = (this.config.signal as AbortSignal).reason;
+    this.controller?.abort(reason);
+    this.fail(reason);
+  }
+
+  private succeed(value: T): void {
+    this.finish();
+    this.config.budget?.record(true);
+    this.config.throttle?.record(true);
+    this.resolve(value);
+  }
+
+  private fail(error: unknown): void {
+    this.finish();
+    this.reject(error);
+  }
+
+  private finish(): void {
+    this.phase = DONE;
+    unschedule(this);
+    this.config.signal?.removeEventListener('abort', this);
+  }
+
+  /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */
+  private attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = now()): void {
+    unschedule(this);
+    this.lastError = error;
+    if (Number.isNaN(this.startedAt)) this.startedAt = t;
+    const { config } = this;
+    const elapsedMs = t - this.startedAt;
+    const context = ctx ?? new Context(this, this.attempt, elapsedMs, config.deadlineMs - elapsedMs);
+    let delayMs: number;
+    try {
+      const transient = config.retryable(error, context);
+      // Only transient failures say the server is struggling; the rest count as served.
+      config.throttle?.record(!transient);
+      if (!transient) return this.fail(error);
+      config.budget?.record(false);
+      const safe = typeof config.idempotent === 'function' ? config.idempotent(context) : config.idempotent;
+      if (!safe) return this.fail(error);
+      if (this.attempt >= config.maxAttempts) return this.fail(new RetryError('attempts', this.attempt, elapsedMs, error));
+      if (config.budget !== undefined && !config.budget.canRetry()) {
+        return this.fail(new RetryError('budget', this.attempt, elapsedMs, error));
+      }
+      delayMs = delayFor(this.attempt - 1, config.backoff, config.rng);
+      const hintMs = retryAfterMsOf(error);
+      if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
+    } catch (policyError) {
+      // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
+      return this.fail(policyError);
+    }
+    if (elapsedMs + delayMs >= config.deadlineMs) return this.fail(new RetryError('deadline', this.attempt, elapsedMs, error));
+    if (config.onRetry !== undefined) {
+      try {
+        config.onRetry({ attempt: this.attempt, error, delayMs, elapsedMs });
+      } catch {
+        // A logging hook must not change what retry() does.
+      }
+      // The hook may have aborted the caller's signal; that already settled the call.
+      if (this.phase === DONE) return;
+    }
+    this.phase = SLEEPING;
+    schedule(this, t + delayMs);
+  }
+
+  /** The signal of attempt `attempt`, created on first use. */
+  signalFor(attempt: number): AbortSignal {
+    if (attempt !== this.attempt || this.phase !== ATTEMPTING) {
+      // Asked after the attempt ended: it is over, so its signal is aborted.
+      return AbortSignal.abort(new TimeoutError(`attempt ${attempt} has ended`));
+    }
+    this.controller ??= new AbortController();
+    return this.controller.signal;
+  }
+}
+
+class Context implements AttemptContext {
+  constructor(
+    private readonly run: { signalFor(attempt: number): AbortSignal },
+    readonly attempt: number,
+    readonly elapsedMs: number,
+    readonly remainingMs: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.run.signalFor(this.attempt);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value instanceof Promise ||
+    ((typeof value === 'object' || typeof value === 'function') &&
+      value !== null &&
+      typeof (value as { then?: unknown }).then === 'function')
+  );
+}
+

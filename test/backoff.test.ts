@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type BackoffPolicy, DEFAULT_BACKOFF, type Jitter, computeDelay } from '../src/index.js';
+
+const jitterArb: fc.Arbitrary<Jitter> = fc.oneof(
+  fc.constantFrom<Jitter>('none', 'full', 'equal'),
+  fc.record({ additiveMs: fc.double({ min: 0, max: 10_000, noNaN: true }) }),
+);
+
+const policyArb: fc.Arbitrary<BackoffPolicy> = fc
+  .record({
+    initialDelayMs: fc.double({ min: 0, max: 60_000, noNaN: true }),
+    multiplier: fc.double({ min: 1, max: 10, noNaN: true }),
+    extra: fc.double({ min: 0, max: 600_000, noNaN: true }),
+    jitter: jitterArb,
+  })
+  .map(({ initialDelayMs, multiplier, extra, jitter }) => ({
+    initialDelayMs,
+    multiplier,
+    maxDelayMs: initialDelayMs + extra,
+    jitter,
+  }));
+
+const unit = fc.double({ min: 0, max: 1, noNaN: true });
+
+describe('computeDelay', () => {
+  it('follows each jitter formula on known values', () => {
+    const base = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 };
+    expect(computeDelay(3, { ...base, jitter: 'none' }, () => 0.9)).toBe(8000);
+    expect(computeDelay(3, { ...base, jitter: 'full' }, () => 0.25)).toBe(2000);
+    expect(computeDelay(3, { ...base, jitter: 'equal' }, () => 0.5)).toBe(6000);
+    expect(computeDelay(3, { ...base, jitter: { additiveMs: 1000 } }, () => 0.5)).toBe(8500);
+    // Past the cap the seeds' formula truncates after adding jitter: exactly the maximum.
+    expect(computeDelay(5, { ...base, jitter: { additiveMs: 1000 } }, () => 0.99)).toBe(32_000);
+    expect(computeDelay(4, { ...base, jitter: { additiveMs: 1000 } }, () => 0.99)).toBe(16_990);
+    // The cap applies before full/equal jitter.
+    expect(computeDelay(10, { ...base, jitter: 'full' }, () => 0.5)).toBe(16_000);
+    expect(computeDelay(10, { ...base, jitter: 'equal' }, () => 0)).toBe(16_000);
+  });
+
+  it('uses Math.random when no rng is given', () => {
+    const d = computeDelay(2, DEFAULT_BACKOFF);
+    expect(d).toBeGreaterThanOrEqual(0);
+    expect(d).toBeLessThanOrEqual(4000);
+  });
+
+  it('property: always a finite number within [0, maxDelayMs]', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2_000_000 }), policyArb, unit, (n, policy, r) => {
+        const d = computeDelay(n, policy, () => r);
+        expect(Number.isFinite(d)).toBe(true);
+        expect(d).toBeGreaterThanOrEqual(0);
+        expect(d).toBeLessThanOrEqual(policy.maxDelayMs);
+      }),
+    );
+  });
+
+  it('property: deterministic for a given rng', () => {
+    fc.assert(
+      fc.property(fc.nat(200), policyArb, unit, (n, policy, r) => {
+        expect(computeDelay(n, policy, () => r)).toBe(computeDelay(n, policy, () => r));
+      }),
+    );
+  });
+
+  it("property: non-decreasing in n for 'none'", () => {
+    fc.assert(
+      fc.property(fc.nat(2000), policyArb, (n, policy) => {
+        const p = { ...policy, jitter: 'none' as const };
+        expect(computeDelay(n + 1, p)).toBeGreaterThanOrEqual(computeDelay(n, p));
+      }),
+    );
+  });
+
+  it('property: additive jitter stays within [base, base + additiveMs] before the cap', () => {
+    fc.assert(
+      fc.property(
+        fc.nat(12),
+        fc.double({ min: 1, max: 1000, noNaN: true }),
+        fc.double({ min: 1, max: 3, noNaN: true }),
+        fc.double({ min: 0, max: 2000, noNaN: true }),
+        unit,
+        (n, initialDelayMs, multiplier, additiveMs, r) => {
+          const base = initialDelayMs * multiplier ** n;
+          const policy = { initialDelayMs, multiplier, maxDelayMs: 1e12, jitter: { additiveMs } };
+          const d = computeDelay(n, policy, () => r);
+          expect(d).toBeGreaterThanOrEqual(base);
+          expect(d).toBeLessThanOrEqual(base + additiveMs + 1e-6 * base);
+        },
+      ),
+    );
+  });
+
+  it('property: full and equal jitter stay within their ranges of the capped delay', () => {
+    fc.assert(
+      fc.property(fc.nat(100), policyArb, unit, (n, policy, r) => {
+        const c = Math.min(policy.initialDelayMs * policy.multiplier ** n, policy.maxDelayMs);
+        const full = computeDelay(n, { ...policy, jitter: 'full' }, () => r);
+        const equal = computeDelay(n, { ...policy, jitter: 'equal' }, () => r);
+        expect(full).toBeLessThanOrEqual(c);
+        expect(equal).toBeGreaterThanOrEqual(c / 2);
+        expect(equal).toBeLessThanOrEqual(c);
+      }),
+    );
+  });
+
+  it('is finite for huge n, including n = 10^6 and a zero initial delay', () => {
+    for (const jitter of ['none', 'full', 'equal', { additiveMs: 1000 }] as Jitter[]) {
+      expect(computeDelay(1_000_000, { ...DEFAULT_BACKOFF, jitter }, () => 1)).toBe(32_000);
+      expect(computeDelay(1_000_000, { initialDelayMs: 0, multiplier: 2, maxDelayMs: 10, jitter }, () => 0.5)).not.toBeNaN();
+    }
+    expect(computeDelay(Number.MAX_SAFE_INTEGER, DEFAULT_BACKOFF, () => 0.5)).toBe(16_000);
+  });
+
+  it.each([
+    [-1, /attempt must be an integer >= 0, got -1/],
+    [1.5, /attempt .* got 1\.5/],
+    [Number.NaN, /attempt .* got NaN/],
+    [Number.POSITIVE_INFINITY, /attempt .* got Infinity/],
+    ['3', /attempt .* got "3"/],
+  ])('rejects attempt %s with a RangeError naming it', (attempt, message) => {
+    expect(() => computeDelay(attempt as number, DEFAULT_BACKOFF)).toThrow(RangeError);
+    expect(() => computeDelay(attempt as number, DEFAULT_BACKOFF)).toThrow(message);
+  });
+
+  it.each([
+    [{ initialDelayMs: -1 }, /policy\.initialDelayMs must be a finite number >= 0, got -1/],
+    [{ initialDelayMs: Number.NaN }, /policy\.initialDelayMs .* got NaN/],
+    [{ multiplier: 0.5 }, /policy\.multiplier must be a finite number >= 1, got 0\.5/],
+    [{ multiplier: Number.NaN }, /policy\.multiplier .* got NaN/],
+    [{ maxDelayMs: 500 }, /policy\.maxDelayMs must be a finite number >= initialDelayMs \(1000\), got 500/],
+    [{ maxDelayMs: Number.POSITIVE_INFINITY }, /policy\.maxDelayMs .* got Infinity/],
+    [{ jitter: 'random' }, /policy\.jitter must be 'none', 'full', 'equal' or \{ additiveMs: number \}, got "random"/],
+    [{ jitter: { additiveMs: -5 } }, /policy\.jitter\.additiveMs must be a finite number >= 0, got -5/],
+    [{ jitter: null }, /policy\.jitter .* got null/],
+    [{ extra: 1 }, /policy\.extra is not a backoff option/],
+  ])('rejects policy %o with an error naming the field', (patch, message) => {
+    expect(() => computeDelay(0, { ...DEFAULT_BACKOFF, ...patch } as BackoffPolicy)).toThrow(message);
+  });
+
+  it('rejects a missing policy and a bad rng', () => {
+    expect(() => computeDelay(0, undefined as unknown as BackoffPolicy)).toThrow(/policy must be an object, got undefined/);
+    expect(() => computeDelay(0, DEFAULT_BACKOFF, 5 as unknown as () => number)).toThrow(/rng must be a function .* got 5/);
+    expect(() => computeDelay(0, DEFAULT_BACKOFF, () => 1.5)).toThrow(/rng must return a number in \[0, 1\], got 1\.5/);
+    expect(() => computeDelay(0, DEFAULT_BACKOFF, () => Number.NaN)).toThrow(/got NaN/);
+    expect(() => computeDelay(0, DEFAULT_BACKOFF, () => -0.1)).toThrow(RangeError);
+  });
+
+  it("does not call rng for 'none'", () => {
+    expect(computeDelay(1, { ...DEFAULT_BACKOFF, jitter: 'none' }, () => Number.NaN)).toBe(2000);
+  });
+});

@@ -1,0 +1,176 @@
+import { describe, expect, it } from 'vitest';
+import {
+  errorReasonsOf,
+  grpcCodeOf,
+  httpStatusOf,
+  isTransient,
+  parseRetryAfter,
+  retryAfterMsOf,
+  statusStringOf,
+  systemCodeOf,
+} from '../src/index.js';
+
+const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
+
+describe('httpStatusOf', () => {
+  it.each([
+    ['status', { status: 503 }, 503],
+    ['statusCode', { statusCode: 429 }, 429],
+    ['response.status', { response: { status: 404 } }, 404],
+    ['response.statusCode', { response: { statusCode: 502 } }, 502],
+    ['numeric code >= 100 (Storage ApiError)', { code: 503 }, 503],
+    ['status as a numeric string in code', { code: '504' }, 504],
+  ])('reads %s', (_where, props, expected) => {
+    expect(httpStatusOf(withProps(props))).toBe(expected);
+  });
+
+  it('ignores gRPC-sized codes, status strings and non-errors', () => {
+    expect(httpStatusOf(withProps({ code: 14 }))).toBeUndefined();
+    expect(httpStatusOf(withProps({ status: 'ABORTED' }))).toBeUndefined();
+    expect(httpStatusOf(withProps({ status: 99 }))).toBeUndefined();
+    expect(httpStatusOf(undefined)).toBeUndefined();
+    expect(httpStatusOf('503')).toBeUndefined();
+  });
+
+  it('follows cause chains, and stops at a bounded depth', () => {
+    expect(httpStatusOf(new Error('outer', { cause: new Error('mid', { cause: withProps({ status: 500 }) }) }))).toBe(500);
+    const cyclic: { cause?: unknown } = {};
+    cyclic.cause = cyclic;
+    expect(httpStatusOf(cyclic)).toBeUndefined();
+    let deep: unknown = withProps({ status: 503 });
+    for (let i = 0; i < 20; i++) deep = new Error(`wrap ${i}`, { cause: deep });
+    expect(httpStatusOf(deep)).toBeUndefined();
+  });
+});
+
+describe('grpcCodeOf / systemCodeOf / statusStringOf / errorReasonsOf', () => {
+  it('reads gRPC codes 1..16 by number and by name', () => {
+    expect(grpcCodeOf(withProps({ code: 14, details: 'unavailable' }))).toBe(14);
+    expect(grpcCodeOf(withProps({ code: 'ABORTED' }))).toBe(10);
+    expect(grpcCodeOf(withProps({ status: 'NOT_FOUND' }))).toBe(5);
+    expect(grpcCodeOf(withProps({ code: 0 }))).toBeUndefined();
+    expect(grpcCodeOf(withProps({ code: 503 }))).toBeUndefined();
+    expect(grpcCodeOf(withProps({ code: 'ECONNRESET' }))).toBeUndefined();
+  });
+
+  it('reads Node and undici system codes through cause', () => {
+    const fetchFailure = new TypeError('fetch failed', { cause: withProps({ code: 'ECONNREFUSED' }) });
+    expect(systemCodeOf(fetchFailure)).toBe('ECONNREFUSED');
+    expect(systemCodeOf(withProps({ code: 'UND_ERR_HEADERS_TIMEOUT' }))).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(systemCodeOf(withProps({ code: 'ABORTED' }))).toBeUndefined();
+    expect(systemCodeOf(withProps({ code: 14 }))).toBeUndefined();
+  });
+
+  it('reads the Google status string from a JSON body, a status field or errors[]', () => {
+    const body = { error: { code: 409, status: 'ABORTED', message: 'conflict' } };
+    expect(statusStringOf(withProps({ response: { status: 409, data: body } }))).toBe('ABORTED');
+    expect(statusStringOf(withProps({ response: { status: 409, data: JSON.stringify(body) } }))).toBe('ABORTED');
+    expect(statusStringOf(withProps({ status: 'ALREADY_EXISTS' }))).toBe('ALREADY_EXISTS');
+    expect(statusStringOf(withProps({ errors: [{ status: 'ABORTED' }] }))).toBe('ABORTED');
+    expect(statusStringOf(withProps({ response: { data: 'not json' } }))).toBeUndefined();
+  });
+
+  it('reads errors[].reason', () => {
+    expect(errorReasonsOf(withProps({ errors: [{ reason: 'rateLimitExceeded' }, { reason: 'backendError' }] }))).toEqual([
+      'rateLimitExceeded',
+      'backendError',
+    ]);
+    expect(errorReasonsOf(withProps({ response: { data: { error: { errors: [{ reason: 'backendError' }] } } } }))).toEqual([
+      'backendError',
+    ]);
+    expect(errorReasonsOf(new Error('plain'))).toEqual([]);
+  });
+});
+
+describe('retry hints', () => {
+  const now = Date.UTC(2026, 10, 21, 12, 0, 0);
+
+  it('parses Retry-After as seconds and as an HTTP-date', () => {
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter(' 0 ', now)).toBe(0);
+    expect(parseRetryAfter(new Date(now + 30_000).toUTCString(), now)).toBe(30_000);
+    expect(parseRetryAfter(new Date(now - 30_000).toUTCString(), now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter('1.5', now)).toBeUndefined();
+  });
+
+  it('finds the header in Headers, plain objects, arrays; gRPC pushback; retryAfterMs', () => {
+    expect(retryAfterMsOf(withProps({ response: { headers: new Headers({ 'Retry-After': '3' }) } }), now)).toBe(3000);
+    expect(retryAfterMsOf(withProps({ response: { headers: { 'Retry-After': '4' } } }), now)).toBe(4000);
+    expect(retryAfterMsOf(withProps({ headers: { 'retry-after': ['5'] } }), now)).toBe(5000);
+    const metadata = { get: (key: string) => (key === 'grpc-retry-pushback-ms' ? ['750'] : []) };
+    expect(retryAfterMsOf(withProps({ code: 14, metadata }), now)).toBe(750);
+    const badPushback = { get: () => ['-1'] };
+    expect(retryAfterMsOf(withProps({ code: 14, metadata: badPushback }), now)).toBeUndefined();
+    expect(retryAfterMsOf(withProps({ retryAfterMs: 1234 }), now)).toBe(1234);
+    expect(retryAfterMsOf(new Error('x', { cause: withProps({ retryAfterMs: 10 }) }), now)).toBe(10);
+    expect(retryAfterMsOf(new Error('none'), now)).toBeUndefined();
+  });
+});
+
+describe('isTransient (the default classification)', () => {
+  it.each([408, 429, 500, 502, 503, 504])('retries HTTP %i', (status) => {
+    expect(isTransient(withProps({ status }))).toBe(true);
+    expect(isTransient(withProps({ response: { status } }))).toBe(true);
+  });
+
+  it.each([400, 401, 403, 404, 409, 412, 501, 505])('does not retry HTTP %i', (status) => {
+    expect(isTransient(withProps({ statusCode: status }))).toBe(false);
+  });
+
+  it('retries HTTP 409 only when its status string is ABORTED', () => {
+    expect(isTransient(withProps({ status: 409, response: { data: { error: { status: 'ABORTED' } } } }))).toBe(true);
+    expect(isTransient(withProps({ status: 409, response: { data: { error: { status: 'ALREADY_EXISTS' } } } }))).toBe(false);
+  });
+
+  it('classifies numeric codes >= 100 as HTTP (Storage ApiError)', () => {
+    expect(isTransient(withProps({ code: 503 }))).toBe(true);
+    expect(isTransient(withProps({ code: 403 }))).toBe(false);
+  });
+
+  it.each([
+    [14, true],
+    [8, true],
+    [4, true],
+    [10, true],
+    [13, true],
+    [2, true],
+    [7, false],
+    [5, false],
+    [3, false],
+    [6, false],
+    [16, false],
+    [12, false],
+  ])('gRPC code %i transient: %s', (code, expected) => {
+    expect(isTransient(withProps({ code }))).toBe(expected);
+  });
+
+  it('retries Node system errors and fetch network TypeErrors', () => {
+    expect(isTransient(withProps({ code: 'ECONNRESET' }))).toBe(true);
+    expect(isTransient(withProps({ code: 'ETIMEDOUT' }))).toBe(true);
+    expect(isTransient(new TypeError('fetch failed', { cause: withProps({ code: 'ECONNREFUSED' }) }))).toBe(true);
+    expect(isTransient(new TypeError('Failed to fetch'))).toBe(true);
+    expect(isTransient(new Error('socket hang up'))).toBe(true);
+  });
+
+  it('does not retry programmer errors or aborts', () => {
+    expect(isTransient(new TypeError('x is not a function'))).toBe(false);
+    expect(isTransient(new RangeError('bad'))).toBe(false);
+    expect(isTransient(new ReferenceError('y is not defined'))).toBe(false);
+    expect(isTransient(new SyntaxError('Unexpected token'))).toBe(false);
+    expect(isTransient(new DOMException('stopped', 'AbortError'))).toBe(false);
+  });
+
+  it('retries unknown errors, timeouts and non-Error throws', () => {
+    expect(isTransient(new Error('flaky'))).toBe(true);
+    expect(isTransient(new DOMException('slow', 'TimeoutError'))).toBe(true);
+    expect(isTransient('a string')).toBe(true);
+    expect(isTransient(undefined)).toBe(true);
+  });
+
+  it('classifies through cause chains: a wrapped 404 stays permanent', () => {
+    expect(isTransient(new Error('wrapper', { cause: withProps({ status: 404 }) }))).toBe(false);
+    expect(isTransient(new Error('wrapper', { cause: withProps({ code: 14 }) }))).toBe(true);
+  });
+});

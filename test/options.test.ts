@@ -1,0 +1,68 @@
+import { describe, expect, it, vi } from 'vitest';
+import { type RetryOptions, retry } from '../src/index.js';
+
+const call = (options: unknown) => () => retry(async () => 1, options as RetryOptions);
+
+describe('retry() validates its options before anything runs', () => {
+  it.each([
+    [{ maxAttempts: 0 }, RangeError, /options\.maxAttempts must be an integer >= 1 or Infinity, got 0/],
+    [{ maxAttempts: 2.5 }, RangeError, /options\.maxAttempts .* got 2\.5/],
+    [{ maxAttempts: '3' }, RangeError, /options\.maxAttempts .* got "3"/],
+    [{ deadlineMs: -1 }, RangeError, /options\.deadlineMs must be a number > 0 .* got -1/],
+    [{ deadlineMs: 0 }, RangeError, /options\.deadlineMs .* got 0/],
+    [{ deadlineMs: Number.NaN }, RangeError, /options\.deadlineMs .* got NaN/],
+    [{ attemptTimeoutMs: 0 }, RangeError, /options\.attemptTimeoutMs must be a number > 0, got 0/],
+    [{ retryable: true }, TypeError, /options\.retryable must be a function, got true/],
+    [{ onRetry: 'log' }, TypeError, /options\.onRetry must be a function, got "log"/],
+    [{ rng: 0.5 }, TypeError, /options\.rng must be a function, got 0\.5/],
+    [{ idempotent: 'yes' }, TypeError, /options\.idempotent must be a boolean or a function, got "yes"/],
+    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal, got \{\}/],
+    [{ budget: { canRetry: () => true } }, TypeError, /options\.budget must come from createRetryBudget/],
+    [{ throttle: {} }, TypeError, /options\.throttle must come from createAdaptiveThrottle/],
+    [{ backoff: { multiplier: 0 } }, RangeError, /options\.backoff\.multiplier must be a finite number >= 1, got 0/],
+    [{ backoff: { maxDelayMs: 10 } }, RangeError, /options\.backoff\.maxDelayMs must be .* >= initialDelayMs \(1000\), got 10/],
+    [{ backoff: { jitter: 'lots' } }, TypeError, /options\.backoff\.jitter must be/],
+    [{ backoff: { initial: 5 } }, TypeError, /options\.backoff\.initial is not a backoff option/],
+    [{ backoff: 5 }, TypeError, /options\.backoff must be an object, got 5/],
+    [{ maxRetries: 3 }, TypeError, /unknown option "maxRetries"/],
+    [{ maxAttempts: Number.POSITIVE_INFINITY, deadlineMs: Number.POSITIVE_INFINITY }, RangeError, /would never give up/],
+    [null, TypeError, /options must be an object, got null/],
+  ])('%o → %s', (options, type, message) => {
+    expect(call(options)).toThrow(type);
+    expect(call(options)).toThrow(message);
+  });
+
+  it('rejects a non-function fn', () => {
+    expect(() => retry(5 as unknown as () => number)).toThrow(/fn must be a function, got number/);
+  });
+
+  it('does not call fn when the options are bad', () => {
+    const fn = vi.fn(async () => 1);
+    expect(() => retry(fn, { maxAttempts: -1 })).toThrow(RangeError);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('treats undefined fields as absent and accepts every valid option', async () => {
+    const options: RetryOptions = {
+      backoff: { initialDelayMs: 10, multiplier: 1.5, maxDelayMs: 100, jitter: { additiveMs: 5 } },
+      maxAttempts: 3,
+      deadlineMs: 1000,
+      attemptTimeoutMs: 100,
+      retryable: () => true,
+      idempotent: () => true,
+      signal: new AbortController().signal,
+      onRetry: () => {},
+      rng: () => 0,
+    };
+    await expect(retry(async () => 'ok', options)).resolves.toBe('ok');
+    await expect(retry(async () => 'ok', { signal: undefined, backoff: undefined })).resolves.toBe('ok');
+  });
+
+  it('reads a frozen options object once and reuses it', async () => {
+    const retryable = vi.fn(() => false);
+    const frozen = Object.freeze({ retryable, maxAttempts: 2 });
+    await expect(retry(() => Promise.reject(new Error('a')), frozen)).rejects.toThrow('a');
+    await expect(retry(() => Promise.reject(new Error('b')), frozen)).rejects.toThrow('b');
+    expect(retryable).toHaveBeenCalledTimes(2);
+  });
+});

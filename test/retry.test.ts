@@ -1,0 +1,460 @@
+import { getEventListeners } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, retry } from '../src/index.js';
+import { queueState } from '../src/timer-queue.js';
+import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+
+let clock: InstalledClock;
+beforeEach(() => {
+  clock = installClock();
+});
+afterEach(() => {
+  // Every test must leave nothing behind in the library's shared timer queue.
+  expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+  expect(clock.countTimers()).toBe(0);
+  clock.uninstall();
+});
+
+const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
+
+/** fn that fails with the given errors in order, then returns 'ok'; records call times. */
+function script(...failures: unknown[]) {
+  const calls: number[] = [];
+  const fn = vi.fn(async (_ctx: AttemptContext) => {
+    calls.push(Date.now());
+    const next = failures.shift();
+    if (next !== undefined) throw next;
+    return 'ok';
+  });
+  return { fn, calls };
+}
+
+describe('retry(): outcomes', () => {
+  it('resolves with the value of a first success without sleeping or arming a timer', async () => {
+    const fn = vi.fn(async () => 42);
+    const p = retry(fn);
+    expect(clock.countTimers()).toBe(0);
+    await expect(p).resolves.toBe(42);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('accepts synchronous values and non-Promise thenables', async () => {
+    await expect(retry(() => 'sync')).resolves.toBe('sync');
+    const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') };
+    await expect(retry(() => thenable as PromiseLike<string>)).resolves.toBe('thenable');
+  });
+
+  it('counts a synchronous throw as a failed attempt', async () => {
+    let n = 0;
+    const p = track(
+      retry(
+        () => {
+          n++;
+          if (n === 1) throw new Error('sync failure');
+          return 'second';
+        },
+        { backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(p.state).toBe('resolved');
+    expect(p.value).toBe('second');
+    expect(n).toBe(2);
+  });
+
+  it('retries transient errors with the backoff schedule, then resolves', async () => {
+    const { fn, calls } = script(httpError(503), httpError(500), new Error('ECONNRESET-ish'));
+    const p = track(retry(fn, { backoff: noJitter }));
+    await clock.tickAsync(10_000);
+    expect(p.state).toBe('resolved');
+    expect(calls).toEqual([0, 1000, 3000, 7000]);
+  });
+
+  it('rejects a non-retryable error unchanged and at once', async () => {
+    const forbidden = httpError(403);
+    const { fn } = script(forbidden);
+    const p = track(retry(fn));
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBe(forbidden);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('never retries a non-idempotent operation, even on a transient error', async () => {
+    const unavailable = httpError(503);
+    const { fn } = script(unavailable);
+    const p = track(retry(fn, { idempotent: false }));
+    await clock.tickAsync(0);
+    expect(p.error).toBe(unavailable);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks an idempotency function with the attempt context', async () => {
+    const idempotent = vi.fn((ctx: AttemptContext) => ctx.attempt < 2);
+    const last = httpError(503);
+    const { fn } = script(httpError(503), last);
+    const p = track(retry(fn, { idempotent, backoff: noJitter }));
+    await clock.tickAsync(5000);
+    expect(p.error).toBe(last);
+    expect(idempotent.mock.calls.map(([ctx]) => ctx.attempt)).toEqual([1, 2]);
+  });
+
+  it('gives up with RetryError "attempts" carrying the last error', async () => {
+    const last = httpError(502);
+    const { fn } = script(httpError(503), httpError(503), last);
+    const p = track(retry(fn, { maxAttempts: 3, backoff: noJitter }));
+    await clock.tickAsync(10_000);
+    expect(p.error).toBeInstanceOf(RetryError);
+    const error = p.error as RetryError;
+    expect(error.reason).toBe('attempts');
+    expect(error.attempts).toBe(3);
+    expect(error.cause).toBe(last);
+    expect(error.elapsedMs).toBe(3000);
+    expect(error.message).toMatch(/gave up after 3 attempts in 3000 ms \(out of attempts\): HTTP 502/);
+    expect(fn).toHaveBeenCalledTimes(3);
+  });
+
+  it('maxAttempts: 1 makes one attempt', async () => {
+    const { fn } = script(httpError(503));
+    const p = track(retry(fn, { maxAttempts: 1 }));
+    await clock.tickAsync(0);
+    expect((p.error as RetryError).reason).toBe('attempts');
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('uses the injected rng for jitter', async () => {
+    const { fn, calls } = script(httpError(503), httpError(503));
+    const p = track(retry(fn, { backoff: { ...noJitter, jitter: 'full' }, rng: () => 0.25 }));
+    await clock.tickAsync(1000);
+    expect(p.state).toBe('resolved');
+    expect(calls).toEqual([0, 250, 750]);
+  });
+
+  it('surfaces an exception thrown by the retryable predicate', async () => {
+    const bug = new Error('predicate bug');
+    const p = track(
+      retry(script(httpError(503)).fn, {
+        retryable: () => {
+          throw bug;
+        },
+      }),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toBe(bug);
+  });
+});
+
+describe('retry(): the deadline is a promise', () => {
+  it('gives up at once when the next delay would end past the deadline', async () => {
+    const { fn, calls } = script(...Array.from({ length: 10 }, () => httpError(503)));
+    const p = track(retry(fn, { deadlineMs: 10_000, backoff: noJitter }));
+    await clock.tickAsync(7000);
+    // Attempts at 0, 1 s, 3 s, 7 s; the next would start at 15 s, past the 10 s deadline.
+    expect(calls).toEqual([0, 1000, 3000, 7000]);
+    expect(p.state).toBe('rejected');
+    const error = p.error as RetryError;
+    expect(error.reason).toBe('deadline');
+    expect(error.elapsedMs).toBe(7000);
+    expect(error.attempts).toBe(4);
+  });
+
+  it('abandons a hung first attempt exactly at the deadline and aborts its signal', async () => {
+    let signal: AbortSignal | undefined;
+    const p = track(
+      retry(
+        (ctx) => {
+          signal = ctx.signal;
+          return new Promise<never>(() => {});
+        },
+        { deadlineMs: 5000 },
+      ),
+    );
+    await clock.tickAsync(4999);
+    expect(p.state).toBe('pending');
+    expect(signal?.aborted).toBe(false);
+    await clock.tickAsync(1);
+    expect(p.state).toBe('rejected');
+    const error = p.error as RetryError;
+    expect(error.reason).toBe('deadline');
+    expect(error.elapsedMs).toBe(5000);
+    expect(error.cause).toBeInstanceOf(TimeoutError);
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBe(error.cause);
+  });
+
+  it('abandons a hung later attempt at the deadline and swallows its late outcome', async () => {
+    let rejectLate: ((e: Error) => void) | undefined;
+    let calls = 0;
+    const first = httpError(503);
+    const p = track(
+      retry(
+        () => {
+          calls++;
+          if (calls === 1) return Promise.reject(first);
+          return new Promise<never>((_resolve, reject) => {
+            rejectLate = reject;
+          });
+        },
+        { deadlineMs: 3000, backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(3000);
+    const error = p.error as RetryError;
+    expect(error.reason).toBe('deadline');
+    expect(error.elapsedMs).toBe(3000);
+    // The abandoned attempt's timeout remembers what failed before it.
+    expect((error.cause as TimeoutError).cause).toBe(first);
+    // A late rejection of the abandoned attempt is nobody's unhandled rejection.
+    rejectLate?.(new Error('late'));
+    await clock.tickAsync(10_000);
+    expect(calls).toBe(2);
+  });
+
+  it('gives up at once when a Retry-After hint passes the deadline', async () => {
+    const busy = httpError(503, { response: { status: 503, headers: { 'retry-after': '30' } } });
+    const { fn } = script(busy);
+    const p = track(retry(fn, { deadlineMs: 10_000 }));
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).cause).toBe(busy);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('a hung attempt with neither timeout nor deadline left open arms no timer of its own', async () => {
+    let finish: ((v: string) => void) | undefined;
+    const p = track(
+      retry(() => new Promise<string>((resolve) => (finish = resolve)), { deadlineMs: Number.POSITIVE_INFINITY, maxAttempts: 3 }),
+    );
+    await clock.tickAsync(60_000);
+    expect(clock.countTimers()).toBe(0);
+    finish?.('done');
+    await clock.tickAsync(0);
+    expect(p.value).toBe('done');
+  });
+});
+
+describe('retry(): attempt timeout', () => {
+  it('fails a slow attempt with TimeoutError, aborts its signal, and retries', async () => {
+    const signals: AbortSignal[] = [];
+    const events: RetryEvent[] = [];
+    const p = track(
+      retry(
+        (ctx) => {
+          signals.push(ctx.signal);
+          return ctx.attempt === 1 ? new Promise<string>(() => {}) : Promise.resolve('second');
+        },
+        { attemptTimeoutMs: 1000, backoff: noJitter, onRetry: (e) => events.push(e) },
+      ),
+    );
+    await clock.tickAsync(999);
+    expect(signals[0]?.aborted).toBe(false);
+    await clock.tickAsync(1);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(signals[0]?.reason).toBeInstanceOf(TimeoutError);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.error).toBeInstanceOf(TimeoutError);
+    expect(events[0]).toMatchObject({ attempt: 1, delayMs: 1000, elapsedMs: 1000 });
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('second');
+    expect(signals[1]?.aborted).toBe(false);
+  });
+
+  it('times out a later attempt measured from its own start', async () => {
+    const starts: number[] = [];
+    const p = track(
+      retry(
+        () => {
+          starts.push(Date.now());
+          return new Promise<never>(() => {});
+        },
+        { attemptTimeoutMs: 500, maxAttempts: 2, backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(2000);
+    expect(starts).toEqual([0, 1500]);
+    expect((p.error as RetryError).reason).toBe('attempts');
+    expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
+    expect((p.error as RetryError).elapsedMs).toBe(2000);
+  });
+
+  it('a timed-out non-idempotent attempt rejects with the TimeoutError itself', async () => {
+    const p = track(retry(() => new Promise<never>(() => {}), { attemptTimeoutMs: 100, idempotent: false }));
+    await clock.tickAsync(100);
+    expect(p.error).toBeInstanceOf(TimeoutError);
+  });
+});
+
+describe('retry(): the caller’s AbortSignal', () => {
+  it('rejects at once with signal.reason during an attempt and aborts the attempt signal', async () => {
+    const controller = new AbortController();
+    let attemptSignal: AbortSignal | undefined;
+    const p = track(
+      retry(
+        (ctx) => {
+          attemptSignal = ctx.signal;
+          return new Promise<never>(() => {});
+        },
+        { signal: controller.signal },
+      ),
+    );
+    await clock.tickAsync(100);
+    const reason = new Error('user cancelled');
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(p.error).toBe(reason);
+    expect(attemptSignal?.aborted).toBe(true);
+    expect(attemptSignal?.reason).toBe(reason);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('rejects at once during a sleep, clearing the timer, and calls fn no more', async () => {
+    const controller = new AbortController();
+    const { fn } = script(httpError(503), httpError(503));
+    const p = track(retry(fn, { signal: controller.signal, backoff: noJitter }));
+    await clock.tickAsync(500);
+    expect(clock.countTimers()).toBe(1);
+    controller.abort();
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect((p.error as DOMException).name).toBe('AbortError');
+    expect(clock.countTimers()).toBe(0);
+    await clock.tickAsync(10_000);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('rejects without calling fn when the signal is already aborted', async () => {
+    const fn = vi.fn(async () => 1);
+    const reason = new Error('already');
+    await expect(retry(fn, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('an abort raised from onRetry stops the loop before the sleep', async () => {
+    const controller = new AbortController();
+    const { fn } = script(httpError(503));
+    const p = track(retry(fn, { signal: controller.signal, onRetry: () => controller.abort('stop') }));
+    await clock.tickAsync(0);
+    expect(p.error).toBe('stop');
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  it('leaves no listener on a signal reused for 10,000 calls', async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 10_000; i++) {
+      await retry(async () => i, { signal: controller.signal });
+    }
+    const { fn } = script(httpError(503), httpError(503));
+    const failing = track(retry(fn, { signal: controller.signal, backoff: noJitter }));
+    await clock.tickAsync(3000);
+    expect(failing.state).toBe('resolved');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('retry(): server hints', () => {
+  it('Retry-After in seconds lengthens the delay', async () => {
+    const { fn, calls } = script(httpError(429, { response: { status: 429, headers: new Headers({ 'Retry-After': '5' }) } }));
+    const p = track(retry(fn, { backoff: noJitter }));
+    await clock.tickAsync(5000);
+    expect(calls).toEqual([0, 5000]);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('Retry-After as an HTTP-date lengthens the delay', async () => {
+    const date = new Date(7000).toUTCString();
+    const { fn, calls } = script(httpError(503, { response: { status: 503, headers: { 'retry-after': date } } }));
+    const p = track(retry(fn, { backoff: noJitter }));
+    await clock.tickAsync(7000);
+    expect(calls).toEqual([0, 7000]);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('a hint never shortens the delay', async () => {
+    const { fn, calls } = script(httpError(503, { response: { status: 503, headers: { 'retry-after': '0' } } }));
+    const events: RetryEvent[] = [];
+    const p = track(retry(fn, { backoff: noJitter, onRetry: (e) => events.push(e) }));
+    await clock.tickAsync(1000);
+    expect(calls).toEqual([0, 1000]);
+    expect(events[0]?.delayMs).toBe(1000);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('gRPC pushback lengthens the delay', async () => {
+    const metadata = { get: () => ['2500'] };
+    const { fn, calls } = script(Object.assign(new Error('unavailable'), { code: 14, metadata }));
+    const p = track(retry(fn, { backoff: noJitter }));
+    await clock.tickAsync(2500);
+    expect(calls).toEqual([0, 2500]);
+    expect(p.state).toBe('resolved');
+  });
+});
+
+describe('retry(): onRetry and the attempt context', () => {
+  it('reports each retry before its sleep and ignores a throwing hook', async () => {
+    const events: RetryEvent[] = [];
+    const e1 = httpError(503);
+    const e2 = httpError(504);
+    const { fn } = script(e1, e2);
+    const p = track(
+      retry(fn, {
+        backoff: noJitter,
+        onRetry: (event) => {
+          events.push(event);
+          throw new Error('hook bug');
+        },
+      }),
+    );
+    await clock.tickAsync(3000);
+    expect(p.value).toBe('ok');
+    expect(events).toEqual([
+      { attempt: 1, error: e1, delayMs: 1000, elapsedMs: 0 },
+      { attempt: 2, error: e2, delayMs: 2000, elapsedMs: 1000 },
+    ]);
+  });
+
+  it('gives fn its attempt number, elapsed and remaining time', async () => {
+    const seen: Array<Pick<AttemptContext, 'attempt' | 'elapsedMs' | 'remainingMs'>> = [];
+    const { fn } = script(httpError(503), httpError(503));
+    const p = track(
+      retry(
+        (ctx) => {
+          seen.push({ attempt: ctx.attempt, elapsedMs: ctx.elapsedMs, remainingMs: ctx.remainingMs });
+          return fn(ctx);
+        },
+        { backoff: noJitter, deadlineMs: 60_000 },
+      ),
+    );
+    await clock.tickAsync(3000);
+    expect(p.state).toBe('resolved');
+    expect(seen).toEqual([
+      { attempt: 1, elapsedMs: 0, remainingMs: 60_000 },
+      { attempt: 2, elapsedMs: 1000, remainingMs: 59_000 },
+      { attempt: 3, elapsedMs: 3000, remainingMs: 57_000 },
+    ]);
+  });
+
+  it('a signal read after its attempt ended is already aborted', async () => {
+    let ctx1: AttemptContext | undefined;
+    const p = track(
+      retry((ctx) => {
+        ctx1 = ctx;
+        return 'done';
+      }),
+    );
+    await clock.tickAsync(0);
+    expect(p.value).toBe('done');
+    expect(ctx1?.signal.aborted).toBe(true);
+  });
+
+  it('runs many concurrent calls on one shared timer', async () => {
+    const results = Array.from({ length: 100 }, (_, i) => {
+      const { fn } = script(httpError(503));
+      return track(retry(fn, { backoff: { ...noJitter, initialDelayMs: 100 + i, maxDelayMs: 1000 } }));
+    });
+    await clock.tickAsync(0);
+    expect(clock.countTimers()).toBe(1);
+    await clock.tickAsync(199);
+    expect(results.every((r) => r.state === 'resolved')).toBe(true);
+  });
+});
