@@ -172,6 +172,9 @@ function captureSettlers(resolve: (value: never) => void, reject: (error: unknow
   settleError = reject;
 }
 
+/** The shortest real sleep: timers fire no sooner than 1 ms later. */
+const MIN_SLEEP_MS = 1;
+
 const ATTEMPTING = 0;
 const SLEEPING = 1;
 const DONE = 2;
@@ -255,14 +258,19 @@ class Run<T> implements Timed {
 
   onDue(t: number): void {
     if (this.phase === SLEEPING) {
+      // A timer can fire late; an attempt started at or past the deadline could only overrun it.
+      const elapsedMs = t - this.startedAt;
+      if (elapsedMs >= this.config.deadlineMs) return this.fail(new RetryError('deadline', this.attempt, elapsedMs, this.lastError));
       this.attemptStartedAt = t;
-      return this.runAttempt(t - this.startedAt);
+      return this.runAttempt(elapsedMs);
     }
     if (this.phase !== ATTEMPTING) return;
     const limitMs = this.dueIsDeadline ? this.config.deadlineMs : this.config.attemptTimeoutMs;
+    // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
+    // timeout must not, or a stale Retry-After on that error would stretch the next delay.
     const timeout = new TimeoutError(
       `attempt ${this.attempt} ${this.dueIsDeadline ? 'was still running at the deadline' : 'timed out'} after ${limitMs} ms`,
-      { cause: this.lastError },
+      this.dueIsDeadline ? { cause: this.lastError } : undefined,
     );
     this.controller?.abort(timeout);
     if (this.dueIsDeadline) return this.fail(new RetryError('deadline', this.attempt, t - this.startedAt, timeout));
@@ -322,7 +330,10 @@ class Run<T> implements Timed {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
       return this.fail(policyError);
     }
-    if (elapsedMs + delayMs >= config.deadlineMs) return this.fail(new RetryError('deadline', this.attempt, elapsedMs, error));
+    // A sleep lasts at least one timer turn (1 ms), even for a zero delay.
+    if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
+      return this.fail(new RetryError('deadline', this.attempt, elapsedMs, error));
+    }
     if (config.onRetry !== undefined) {
       try {
         config.onRetry({ attempt: this.attempt, error, delayMs, elapsedMs });

@@ -9,10 +9,13 @@ beforeEach(() => {
   clock = installClock();
 });
 afterEach(() => {
-  // Every test must leave nothing behind in the library's shared timer queue.
-  expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-  expect(clock.countTimers()).toBe(0);
-  clock.uninstall();
+  try {
+    // Every test must leave nothing behind in the library's shared timer queue.
+    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+    expect(clock.countTimers()).toBe(0);
+  } finally {
+    clock.uninstall();
+  }
 });
 
 const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
@@ -221,6 +224,49 @@ describe('retry(): the deadline is a promise', () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
+  it('regression (fuzz): a zero delay counts as one timer turn against the deadline', async () => {
+    const first = httpError(503);
+    let calls = 0;
+    const events: RetryEvent[] = [];
+    const p = track(
+      retry(
+        () => {
+          calls++;
+          return calls === 1 ? new Promise((_, reject) => setTimeout(() => reject(first), 197)) : Promise.resolve('late');
+        },
+        { deadlineMs: 198, backoff: { ...noJitter, initialDelayMs: 0, maxDelayMs: 0 }, onRetry: (e) => events.push(e) },
+      ),
+    );
+    await clock.tickAsync(300);
+    // The retry could only start at 198 ms, the deadline: give up at 197 ms, with no onRetry.
+    expect(calls).toBe(1);
+    expect(events).toHaveLength(0);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).elapsedMs).toBe(197);
+  });
+
+  it('regression (fuzz): a sleep whose timer fires late, past the deadline, gives up instead of starting an attempt', async () => {
+    const first = httpError(503);
+    let calls = 0;
+    const p = track(
+      retry(
+        () => {
+          calls++;
+          return calls === 1 ? Promise.reject(first) : Promise.resolve('too late');
+        },
+        { deadlineMs: 1500, backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(0);
+    // A busy event loop: the 1000 ms sleep's timer only runs at 1600 ms.
+    clock.jump(1600);
+    await clock.tickAsync(0);
+    expect(calls).toBe(1);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).cause).toBe(first);
+    expect((p.error as RetryError).elapsedMs).toBe(1600);
+  });
+
   it('a hung attempt with neither timeout nor deadline left open arms no timer of its own', async () => {
     let finish: ((v: string) => void) | undefined;
     const p = track(
@@ -276,6 +322,26 @@ describe('retry(): attempt timeout', () => {
     expect((p.error as RetryError).reason).toBe('attempts');
     expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
     expect((p.error as RetryError).elapsedMs).toBe(2000);
+  });
+
+  it('regression (fuzz): a stale Retry-After from an earlier attempt does not lengthen the wait after a timeout', async () => {
+    const busy = httpError(503, { response: { status: 503, headers: { 'retry-after': '1' } } });
+    const events: RetryEvent[] = [];
+    let calls = 0;
+    const p = track(
+      retry(
+        () => {
+          calls++;
+          if (calls === 1) return Promise.reject(busy);
+          if (calls === 2) return new Promise<never>(() => {});
+          return Promise.resolve('third');
+        },
+        { attemptTimeoutMs: 10, backoff: { ...noJitter, initialDelayMs: 0, maxDelayMs: 0 }, onRetry: (e) => events.push(e) },
+      ),
+    );
+    await clock.tickAsync(1100);
+    expect(p.value).toBe('third');
+    expect(events.map((e) => e.delayMs)).toEqual([1000, 0]);
   });
 
   it('a timed-out non-idempotent attempt rejects with the TimeoutError itself', async () => {
