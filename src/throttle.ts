@@ -1,0 +1,199 @@
+/**
+ * Client-side adaptive throttling, from the "Handling Overload" chapter of Google's SRE book:
+ * a client that sees the server reject most of its requests starts rejecting some of them
+ * itself, before they cost the server anything, in proportion to how badly things go.
+ */
+import { describe } from './describe.js';
+import type { AttemptThrottle } from './retry.js';
+import { now } from './timer-queue.js';
+
+/** Options of {@link createAdaptiveThrottle}. */
+export interface AdaptiveThrottleOptions {
+  /**
+   * How many requests per accepted one the client still sends before it throttles. At least 1;
+   * default 2 (the SRE book's choice). Lower is more aggressive, higher lets more through.
+   */
+  k?: number;
+  /** How far back the counts look, in milliseconds. Default 120 000 (two minutes). */
+  windowMs?: number;
+  /** Source of randomness in [0, 1) for the rejection draw. Default `Math.random`. */
+  rng?: () => number;
+}
+
+/** An {@link AttemptThrottle} whose counts can be read, e.g. for metrics or tests. */
+export interface AdaptiveThrottle extends AttemptThrottle {
+  /** Attempts asked for in the window, the ones rejected locally included. */
+  readonly requests: number;
+  /** Attempts the server accepted in the window (anything but a transient failure). */
+  readonly accepts: number;
+  /** `max(0, (requests − k·accepts) / (requests + 1))` over the window, now. */
+  rejectionProbability(): number;
+}
+
+/**
+ * The error an attempt fails with when the adaptive throttle rejects it on the client. It is
+ * not retried by the `retry()` call that got it.
+ *
+ * @example
+ * try { await retry(call, { throttle }); }
+ * catch (e) { if (e instanceof ThrottledError) serveFromCache(); }
+ */
+export class ThrottledError extends Error {
+  override readonly name = 'ThrottledError';
+  /** The rejection probability the attempt drew against. */
+  readonly probability: number;
+  /** Requests counted in the window when it was rejected. */
+  readonly requests: number;
+  /** Accepts counted in the window when it was rejected. */
+  readonly accepts: number;
+
+  constructor(probability: number, requests: number, accepts: number) {
+    super(
+      `attempt rejected on the client by adaptive throttling (rejection probability ${probability.toFixed(3)}: ` +
+        `${accepts} of the last ${requests} requests accepted)`,
+    );
+    this.probability = probability;
+    this.requests = requests;
+    this.accepts = accepts;
+  }
+}
+
+/**
+ * The window is kept as this many slices of `windowMs / SLICES`: constant memory and time per
+ * event at any request rate. An event leaves the count between `windowMs − windowMs/SLICES`
+ * and `windowMs` after it happened.
+ */
+const SLICES = 60;
+
+/**
+ * Creates the SRE book's client-side adaptive throttle. Give one to every call to a server
+ * (`retry(fn, { throttle })`). Before each attempt it rejects the attempt locally with
+ * probability
+ *
+ *     max(0, (requests − k · accepts) / (requests + 1))
+ *
+ * where `requests` counts the attempts asked for in the last `windowMs` (rejected ones too) and
+ * `accepts` those the server accepted (anything but a transient failure). While the server
+ * accepts everything the probability is 0; when it rejects everything, the client sends only
+ * about `k` times what gets accepted, so a dead backend receives a trickle instead of the full
+ * load and every retry on top. A rejected attempt fails the call with {@link ThrottledError},
+ * which is not retried.
+ *
+ * The window runs on the same clock as `retry()` (`performance.now()`), so it follows fake
+ * timers in tests; pass `rng` to make the draws reproducible.
+ *
+ * Throws a `RangeError`/`TypeError` naming the option for `k` below 1 or not finite,
+ * `windowMs` not a finite number > 0, `rng` not a function, or an unknown option.
+ *
+ * @example
+ * const throttle = createAdaptiveThrottle(); // one per backend, shared by every call to it
+ * const data = await retry(() => fetchReport(id), { throttle, maxAttempts: 3 });
+ */
+export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
+  const { k, windowMs, rng } = readThrottleOptions(options);
+  const sliceMs = windowMs / SLICES;
+  const sliceRequests = new Array<number>(SLICES).fill(0);
+  const sliceAccepts = new Array<number>(SLICES).fill(0);
+  let requests = 0;
+  let accepts = 0;
+  /** Absolute index of the newest slice; set at first use, so creating one costs no clock read. */
+  let newest = Number.NEGATIVE_INFINITY;
+
+  /** Moves the window to the present, forgetting the slices that fell out of it. */
+  function advance(): number {
+    const current = Math.floor(now() / sliceMs);
+    if (current === newest) return current % SLICES;
+    if (current > newest && current - newest < SLICES) {
+      for (let slice = newest + 1; slice <= current; slice++) {
+        const slot = slice % SLICES;
+        requests -= sliceRequests[slot] as number;
+        accepts -= sliceAccepts[slot] as number;
+        sliceRequests[slot] = 0;
+        sliceAccepts[slot] = 0;
+      }
+    } else {
+      // The whole window has passed, or the clock went back (performance.now() never does;
+      // a fake clock being installed does): what was counted belongs to another time line.
+      sliceRequests.fill(0);
+      sliceAccepts.fill(0);
+      requests = 0;
+      accepts = 0;
+    }
+    newest = current;
+    return current % SLICES;
+  }
+
+  function probability(): number {
+    const p = (requests - k * accepts) / (requests + 1);
+    return p > 0 ? p : 0;
+  }
+
+  return {
+    get requests() {
+      advance();
+      return requests;
+    },
+    get accepts() {
+      advance();
+      return accepts;
+    },
+    rejectionProbability(): number {
+      advance();
+      return probability();
+    },
+    admit(): boolean {
+      const slot = advance();
+      // The probability is computed before this request counts, as the book's formula reads:
+      // the first request after a quiet spell always goes through.
+      const p = probability();
+      requests++;
+      sliceRequests[slot] = (sliceRequests[slot] as number) + 1;
+      if (p === 0) return true; // no draw: keeps the rng sequence tied to throttled moments only
+      return checkedRandom(rng) >= p;
+    },
+    record(accepted: boolean): void {
+      if (!accepted) return;
+      const slot = advance();
+      accepts++;
+      sliceAccepts[slot] = (sliceAccepts[slot] as number) + 1;
+    },
+    error(): Error {
+      advance();
+      return new ThrottledError(probability(), requests, accepts);
+    },
+  };
+}
+
+function checkedRandom(rng: () => number): number {
+  const r = rng();
+  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
+    throw new RangeError(`createAdaptiveThrottle: rng must return a number in [0, 1], got ${describe(r)}`);
+  }
+  return r;
+}
+
+const KNOWN = new Set(['k', 'windowMs', 'rng']);
+
+function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions> {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`createAdaptiveThrottle: options must be an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) {
+      throw new TypeError(`createAdaptiveThrottle: unknown option ${JSON.stringify(key)} (known: k, windowMs, rng)`);
+    }
+  }
+  const { k = 2, windowMs = 120_000, rng = Math.random } = options as AdaptiveThrottleOptions;
+  // k < 1 would throttle a perfectly healthy server (requests − k·requests > 0), and the
+  // rejected requests then keep the rejection going: it could never recover.
+  if (typeof k !== 'number' || !(k >= 1 && Number.isFinite(k))) {
+    throw new RangeError(`createAdaptiveThrottle: options.k must be a finite number >= 1, got ${describe(k)}`);
+  }
+  if (typeof windowMs !== 'number' || !(windowMs > 0 && Number.isFinite(windowMs))) {
+    throw new RangeError(`createAdaptiveThrottle: options.windowMs must be a finite number > 0, got ${describe(windowMs)}`);
+  }
+  if (typeof rng !== 'function') {
+    throw new TypeError(`createAdaptiveThrottle: options.rng must be a function, got ${describe(rng)}`);
+  }
+  return { k, windowMs, rng };
+}
