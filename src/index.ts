@@ -42,3 +42,5 @@ export {
   networkError,
   not,
 } from './predicates.js';
+export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './budget.js';
+export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';
