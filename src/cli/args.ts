@@ -1,0 +1,262 @@
+/**
+ * The command line, read into a request the entry point carries out. Pure: the tokenizer
+ * (`node:util` `parseArgs`) is passed in, so this file runs and is tested without Node APIs.
+ */
+import { describe } from '../describe.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter } from '../index.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { CLI_PRESETS, type CliPresetName } from './presets.js';
+
+/**
+ * The flags, in the shape `parseArgs` takes. Every value is read as a string and validated
+ * here, so a bad value is reported with the flag's name.
+ *
+ * @example
+ * parseArgs({ args, options: FLAGS, strict: false, allowPositionals: true, tokens: true });
+ */
+export const FLAGS = {
+  help: { type: 'boolean', short: 'h' },
+  quiet: { type: 'boolean', short: 'q' },
+  preset: { type: 'string' },
+  'max-attempts': { type: 'string' },
+  deadline: { type: 'string' },
+  'initial-delay': { type: 'string' },
+  'max-delay': { type: 'string' },
+  jitter: { type: 'string' },
+  'retry-on': { type: 'string' },
+  attempts: { type: 'string' },
+} as const;
+
+type FlagName = keyof typeof FLAGS;
+
+/** One token of `parseArgs({ tokens: true })`, as far as this module reads it. */
+export type ArgToken =
+  | { kind: 'option'; name: string; rawName: string; value?: string | undefined; index: number }
+  | { kind: 'positional'; value: string; index: number }
+  | { kind: 'option-terminator'; index: number };
+
+/** The part of `node:util` `parseArgs` this module uses. */
+export type TokenizeArgs = (config: {
+  args: string[];
+  options: typeof FLAGS;
+  strict: false;
+  allowPositionals: true;
+  tokens: true;
+}) => { tokens?: ArgToken[] };
+
+/** `tenacious --help`. */
+export interface HelpRequest {
+  readonly kind: 'help';
+}
+
+/** `tenacious [options] -- command args…`: run the command, retrying failing exit codes. */
+export interface RunRequest {
+  readonly kind: 'run';
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly backoff: Readonly<BackoffPolicy>;
+  readonly deadlineMs: number;
+  /** Total attempts, the first included; `Infinity` when only the deadline limits them. */
+  readonly maxAttempts: number;
+  /** Exit codes worth retrying; `undefined` means every non-zero code. */
+  readonly retryOn: ReadonlySet<number> | undefined;
+  readonly quiet: boolean;
+}
+
+/** `tenacious schedule [options]`: print the delays a run would wait. */
+export interface ScheduleRequest {
+  readonly kind: 'schedule';
+  readonly backoff: Readonly<BackoffPolicy>;
+  readonly deadlineMs: number;
+  /** Attempts to cover; the table has one row per retry, `attempts - 1` rows. */
+  readonly attempts: number;
+  /** How the policy was chosen, for the table's title. */
+  readonly source: string;
+}
+
+/** What the command line asks for. */
+export type CliRequest = HelpRequest | RunRequest | ScheduleRequest;
+
+/**
+ * A command line that cannot be carried out; the entry point prints the message and the usage
+ * to stderr and exits with status 2.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Attempts shown by `schedule` without `--attempts`. */
+export const DEFAULT_SCHEDULE_ATTEMPTS = 10;
+const MAX_SCHEDULE_ATTEMPTS = 1000;
+
+const RUN_ONLY: readonly FlagName[] = ['max-attempts', 'retry-on', 'quiet'];
+const SCHEDULE_ONLY: readonly FlagName[] = ['attempts'];
+
+/**
+ * Reads `argv` (without the node and script paths) into a request. Everything after the
+ * first `--` is the command, passed on untouched. Throws a {@link UsageError} naming the
+ * flag and the value for anything it cannot accept.
+ *
+ * @example
+ * readArgs(['--max-attempts', '3', '--', 'make', 'test'], parseArgs);
+ * // { kind: 'run', command: 'make', args: ['test'], maxAttempts: 3, … }
+ */
+export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRequest {
+  const cut = argv.indexOf('--');
+  const flagArgs = cut < 0 ? [...argv] : argv.slice(0, cut);
+  const commandLine = cut < 0 ? undefined : argv.slice(cut + 1);
+  const { tokens = [] } = tokenize({ args: flagArgs, options: FLAGS, strict: false, allowPositionals: true, tokens: true });
+
+  const values = new Map<FlagName, string | true>();
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    if (token.name === 'help') return { kind: 'help' };
+    values.set(checkedFlag(token), token.value ?? true);
+  }
+
+  if (positionals[0] === 'schedule') {
+    if (positionals.length > 1) throw new UsageError(`schedule: unexpected argument ${describe(positionals[1])}`);
+    if (commandLine !== undefined) throw new UsageError('schedule takes no command (found "--")');
+    rejectFlags(values, RUN_ONLY, 'schedule');
+    return readSchedule(values);
+  }
+  if (positionals.length > 0) {
+    const word = positionals[0] as string;
+    throw new UsageError(`unexpected argument ${describe(word)}: put the command after "--", as in: tenacious [options] -- ${word} …`);
+  }
+  if (commandLine === undefined || commandLine.length === 0) {
+    throw new UsageError('missing the command to run: tenacious [options] -- command [args…]');
+  }
+  rejectFlags(values, SCHEDULE_ONLY, 'a run (it belongs to "tenacious schedule")');
+  return readRun(values, commandLine[0] as string, commandLine.slice(1));
+}
+
+function checkedFlag(token: { name: string; rawName: string; value?: string | undefined }): FlagName {
+  if (!Object.hasOwn(FLAGS, token.name)) throw new UsageError(`unknown option ${token.rawName}`);
+  const name = token.name as FlagName;
+  const takesValue = FLAGS[name].type === 'string';
+  if (takesValue && token.value === undefined) throw new UsageError(`${token.rawName} needs a value`);
+  if (!takesValue && token.value !== undefined) {
+    throw new UsageError(`${token.rawName} takes no value, got ${describe(token.value)}`);
+  }
+  return name;
+}
+
+function rejectFlags(values: ReadonlyMap<FlagName, unknown>, names: readonly FlagName[], where: string): void {
+  for (const name of names) {
+    if (values.has(name)) throw new UsageError(`--${name} does not apply to ${where}`);
+  }
+}
+
+function readRun(values: ReadonlyMap<FlagName, string | true>, command: string, args: string[]): RunRequest {
+  const { backoff, deadlineMs } = readPolicy(values);
+  const attempts = stringFlag(values, 'max-attempts');
+  const retryOn = stringFlag(values, 'retry-on');
+  return {
+    kind: 'run',
+    command,
+    args,
+    backoff,
+    deadlineMs,
+    maxAttempts: attempts === undefined ? Number.POSITIVE_INFINITY : positiveInteger('--max-attempts', attempts, 1),
+    retryOn: retryOn === undefined ? undefined : readExitCodes(retryOn),
+    quiet: values.has('quiet'),
+  };
+}
+
+function readSchedule(values: ReadonlyMap<FlagName, string | true>): ScheduleRequest {
+  const { backoff, deadlineMs, source } = readPolicy(values);
+  const attempts = stringFlag(values, 'attempts');
+  return {
+    kind: 'schedule',
+    backoff,
+    deadlineMs,
+    attempts: attempts === undefined ? DEFAULT_SCHEDULE_ATTEMPTS : positiveInteger('--attempts', attempts, 2, MAX_SCHEDULE_ATTEMPTS),
+    source,
+  };
+}
+
+/** The preset (or the library defaults) with the backoff and deadline flags laid over it. */
+function readPolicy(values: ReadonlyMap<FlagName, string | true>): {
+  backoff: BackoffPolicy;
+  deadlineMs: number;
+  source: string;
+} {
+  const presetName = stringFlag(values, 'preset');
+  if (presetName !== undefined && !Object.hasOwn(CLI_PRESETS, presetName)) {
+    throw new UsageError(`--preset must be iam or gcs, got ${describe(presetName)}`);
+  }
+  const preset = presetName === undefined ? undefined : CLI_PRESETS[presetName as CliPresetName];
+  const backoff: BackoffPolicy = { ...(preset?.backoff ?? DEFAULT_BACKOFF) };
+  let deadlineMs = preset?.deadlineMs ?? DEFAULT_DEADLINE_MS;
+
+  const deadline = stringFlag(values, 'deadline');
+  if (deadline !== undefined) {
+    deadlineMs = duration('--deadline', deadline);
+    if (deadlineMs <= 0) throw new UsageError(`--deadline must be longer than 0, got ${describe(deadline)}`);
+  }
+  const initial = stringFlag(values, 'initial-delay');
+  if (initial !== undefined) backoff.initialDelayMs = duration('--initial-delay', initial);
+  const max = stringFlag(values, 'max-delay');
+  if (max !== undefined) backoff.maxDelayMs = duration('--max-delay', max);
+  if (backoff.maxDelayMs < backoff.initialDelayMs) {
+    const maxText = max === undefined ? `${formatDuration(backoff.maxDelayMs)} (the default)` : describe(max);
+    const initialText = initial === undefined ? `${formatDuration(backoff.initialDelayMs)} (the default)` : describe(initial);
+    throw new UsageError(`--max-delay ${maxText} must not be shorter than --initial-delay ${initialText}`);
+  }
+  const jitter = stringFlag(values, 'jitter');
+  if (jitter !== undefined) backoff.jitter = readJitter(jitter);
+
+  const source = presetName === undefined ? 'default policy' : `${presetName} preset`;
+  const changed = [deadline, initial, max, jitter].some((v) => v !== undefined);
+  return { backoff, deadlineMs, source: changed ? `${source}, changed by flags` : source };
+}
+
+function stringFlag(values: ReadonlyMap<FlagName, string | true>, name: FlagName): string | undefined {
+  const value = values.get(name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+function duration(flag: string, text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
+}
+
+function positiveInteger(flag: string, text: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`${flag} must be a whole number ${range}, got ${describe(text)}`);
+  }
+  return n;
+}
+
+/**
+ * `full`, `none`, `equal` or `additive:AMOUNT`. AMOUNT is a duration, or a bare number of
+ * milliseconds, as the issue's `additive:1000` and the library's `{ additiveMs }` have it.
+ */
+function readJitter(text: string): Jitter {
+  if (text === 'full' || text === 'none' || text === 'equal') return text;
+  const additive = /^additive:(.+)$/.exec(text);
+  if (additive !== null) {
+    const amount = additive[1] as string;
+    const additiveMs = /^\d+(\.\d+)?$/.test(amount) ? Number(amount) : duration('--jitter additive', amount);
+    return { additiveMs };
+  }
+  throw new UsageError(`--jitter must be full, none, equal or additive:AMOUNT (e.g. additive:1000), got ${describe(text)}`);
+}
+
+/** Exit codes 1–255, comma-separated. 0 is success and is never retried. */
+function readExitCodes(text: string): ReadonlySet<number> {
+  const parts = text.split(',').map((part) => part.trim());
+  const codes = parts.map((part) => (/^\d+$/.test(part) ? Number(part) : Number.NaN));
+  if (!codes.every((code) => code >= 1 && code <= 255)) {
+    throw new UsageError(`--retry-on must list exit codes from 1 to 255 separated by commas (e.g. 1,75), got ${describe(text)}`);
+  }
+  return new Set(codes);
+}
