@@ -1,0 +1,193 @@
+// notSent against the errors real clients throw: Node's fetch (undici) failing to connect,
+// failing to resolve, timing out on connect, and failing after the request went out.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { NOT_SENT_CODES, notSent } from '../src/not-sent.js';
+import { RetryError, retry } from '../src/retry.js';
+import { type FaultServer, startFaultServer } from './faults/server.js';
+
+const servers: FaultServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+/** A port on 127.0.0.1 that nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+describe('notSent: the request never left the client', () => {
+  it('is true for a refused connection (fetch: TypeError "fetch failed", cause ECONNREFUSED)', async () => {
+    const error = await rejection(fetch(`http://127.0.0.1:${await closedPort()}/`, { method: 'POST', body: 'x' }));
+    expect((error as Error).message).toBe('fetch failed');
+    expect(((error as Error).cause as { code?: string }).code).toBe('ECONNREFUSED');
+    expect(notSent(error)).toBe(true);
+  });
+
+  it('is true for a name that does not resolve (ENOTFOUND, or EAI_AGAIN without a resolver)', async () => {
+    // .invalid never resolves (RFC 2606); the lookup fails locally, no network needed.
+    const error = await rejection(fetch('http://tenacious-test.invalid/', { method: 'POST', body: 'x' }));
+    const code = ((error as Error).cause as { code?: string }).code;
+    expect(['ENOTFOUND', 'EAI_AGAIN']).toContain(code);
+    expect(notSent(error)).toBe(true);
+  });
+
+  it('is true for a connect timeout (undici UND_ERR_CONNECT_TIMEOUT, a real handshake that never completes)', async () => {
+    // A listener whose thread is blocked never accepts; once its accept queue is full, the
+    // kernel drops new SYNs, so the client's handshake stalls until undici's connect timeout.
+    const worker = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+       const server = require('node:net').createServer();
+       server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         parentPort.postMessage(server.address().port);
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000);
+       });`,
+      { eval: true },
+    );
+    const fillers: Socket[] = [];
+    try {
+      const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+      for (let i = 0; i < 4; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => {}));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Node's fetch takes an undici dispatcher; its Agent class is the global dispatcher's.
+      await fetch(`http://127.0.0.1:${await closedPort()}/`).catch(() => {});
+      const Agent = (globalThis as Record<symbol, { constructor: new (options: object) => { close(): Promise<void> } }>)[
+        Symbol.for('undici.globalDispatcher.1')
+      ]!.constructor;
+      const dispatcher = new Agent({ connect: { timeout: 100 } });
+      try {
+        const error = await rejection(fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x', dispatcher } as RequestInit));
+        expect(((error as Error).cause as { code?: string }).code).toBe('UND_ERR_CONNECT_TIMEOUT');
+        expect(notSent(error)).toBe(true);
+      } finally {
+        await dispatcher.close();
+      }
+    } finally {
+      for (const socket of fillers) socket.destroy();
+      await worker.terminate();
+    }
+  });
+});
+
+describe('notSent: the request may have arrived', () => {
+  it('is false for a connection reset after the request was sent (ECONNRESET)', async () => {
+    const server = await startFaultServer({ faults: ['reset-before-response'] });
+    servers.push(server);
+    const error = await rejection(fetch(server.url, { method: 'POST', body: 'x', headers: { 'x-request-id': 'a' } }));
+    expect(((error as Error).cause as { code?: string }).code).toBe('ECONNRESET');
+    expect(notSent(error)).toBe(false);
+  });
+
+  it('is false for a body cut mid-way (UND_ERR_SOCKET) and for a client timeout on a hung request', async () => {
+    const server = await startFaultServer({ faults: ['reset-mid-body', 'hang'] });
+    servers.push(server);
+    const res = await fetch(server.url, { method: 'POST', body: 'x', headers: { 'x-request-id': 'a' } });
+    const cut = await rejection(res.text());
+    expect(((cut as Error).cause as { code?: string }).code).toBe('UND_ERR_SOCKET');
+    expect(notSent(cut)).toBe(false);
+    const hung = await rejection(
+      fetch(server.url, { method: 'POST', body: 'x', headers: { 'x-request-id': 'b' }, signal: AbortSignal.timeout(50) }),
+    );
+    expect((hung as Error).name).toBe('TimeoutError');
+    expect(notSent(hung)).toBe(false);
+  });
+
+  it('is false when a timeout carries an earlier refusal as its cause (retry()\'s deadline TimeoutError)', async () => {
+    const port = await closedPort();
+    const server = await startFaultServer({ faults: ['hang'] });
+    servers.push(server);
+    // Attempt 1 is refused; attempt 2 reaches a server that never answers and is still running
+    // at the deadline. Its TimeoutError's cause is attempt 1's refusal: history, not proof.
+    const error = await rejection(
+      retry(
+        ({ attempt, signal }) =>
+          fetch(attempt === 1 ? `http://127.0.0.1:${port}/` : server.url, {
+            method: 'POST',
+            body: 'x',
+            headers: { 'x-request-id': 'a' },
+            signal,
+          }),
+        { backoff: { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' }, deadlineMs: 300 },
+      ),
+    );
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).reason).toBe('deadline');
+    expect(notSent((error as RetryError).cause)).toBe(false);
+    expect(notSent(error)).toBe(false);
+    expect(server.stats().requests).toBe(1);
+  });
+
+  it('is true for a RetryError of one attempt that was refused, false after several', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const wrapped = new TypeError('fetch failed', { cause: refused });
+    expect(notSent(new RetryError('deadline', 1, 10, wrapped))).toBe(true);
+    // Attempt 1 may have timed out after the server got it; only the last one was refused.
+    expect(notSent(new RetryError('attempts', 3, 10, wrapped))).toBe(false);
+  });
+});
+
+describe('notSent: shapes', () => {
+  it('reads the code through cause chains, up to the readers\' depth', () => {
+    let error: unknown = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+    for (let i = 0; i < 7; i++) error = new Error(`wrapper ${i}`, { cause: error });
+    expect(notSent(error)).toBe(true);
+    expect(notSent(new Error('one more', { cause: error }))).toBe(false);
+  });
+
+  it('is false for other codes, for no code and for non-errors', () => {
+    for (const code of ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT']) {
+      expect(notSent(Object.assign(new Error(code), { code }))).toBe(false);
+    }
+    expect(notSent(new Error('plain'))).toBe(false);
+    expect(notSent(undefined)).toBe(false);
+    expect(notSent('ECONNREFUSED')).toBe(false);
+    expect(notSent({ status: 503 })).toBe(false);
+  });
+
+  it('an outer code decides over an inner one (the first code found is the failure)', () => {
+    const inner = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+    expect(notSent(Object.assign(new Error('socket'), { code: 'UND_ERR_SOCKET', cause: inner }))).toBe(false);
+  });
+
+  it('property: true exactly when the first code on the chain is a not-sent code and no give-up lies above it', () => {
+    const codes = [...NOT_SENT_CODES, 'ECONNRESET', 'ETIMEDOUT', 'UND_ERR_SOCKET'];
+    const level = fc.record({
+      code: fc.option(fc.constantFrom(...codes), { nil: undefined }),
+      name: fc.constantFrom('Error', 'TypeError', 'TimeoutError', 'AbortError'),
+    });
+    fc.assert(
+      fc.property(fc.array(level, { minLength: 1, maxLength: 8 }), (levels) => {
+        let error: unknown;
+        for (const { code, name } of [...levels].reverse()) {
+          const next: Error = new Error('level', error === undefined ? undefined : { cause: error });
+          next.name = name;
+          if (code !== undefined) Object.assign(next, { code });
+          error = next;
+        }
+        const first = levels.findIndex((l) => l.code !== undefined);
+        const expected =
+          first >= 0 &&
+          NOT_SENT_CODES.has(levels[first]!.code!) &&
+          !levels.slice(0, first + 1).some((l, i) => i < first && (l.name === 'TimeoutError' || l.name === 'AbortError'));
+        expect(notSent(error)).toBe(expected);
+      }),
+    );
+  });
+});
