@@ -1,0 +1,46 @@
+// The package tests check what users get: the build in dist/ and the tarball npm packs from it.
+// `npm test` builds right before running vitest; a bare `npx vitest run` on a fresh clone has no
+// dist/, and these tests then say so instead of failing on some missing-file error further down.
+// (After editing src/, run `npm run build` again: these tests read the build, not the source.)
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The repository root. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The files the build must produce for the library entry: ESM and CJS, each with its declarations. */
+export const ENTRY_FILES = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts'] as const;
+
+/** Throws a clear error unless dist/ holds a build of the library entry. */
+export function assertBuilt(): void {
+  const missing = ENTRY_FILES.filter((file) => !existsSync(join(ROOT, file)));
+  if (missing.length > 0) {
+    throw new Error(`${missing.join(', ')} missing: run \`npm run build\` first (\`npm test\` does).`);
+  }
+}
+
+/** Runs a command to completion; rejects with its output in the message when it exits non-zero. */
+export async function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await promisify(execFile)(command, [...args], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${options.cwd}:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
+
+/** The path of a CLI installed in the repository's node_modules/.bin. */
+export function bin(name: string): string {
+  return join(ROOT, 'node_modules/.bin', name);
+}
