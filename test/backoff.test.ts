@@ -150,3 +150,68 @@ describe('computeDelay', () => {
     expect(computeDelay(1, { ...DEFAULT_BACKOFF, jitter: 'none' }, () => Number.NaN)).toBe(2000);
   });
 });
+
+describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterCap: true })", () => {
+  const seeds = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 };
+  const afterCap = { ...seeds, jitter: { additiveMs: 1000, afterCap: true } } as const;
+
+  it('is the seeds’ formula below the cap and stays random at the cap', () => {
+    expect(computeDelay(0, afterCap, () => 0.25)).toBe(1250);
+    expect(computeDelay(4, afterCap, () => 0.5)).toBe(16_500);
+    // 2^5 s = 32 s would leave no room: the exponential part stops at 31 s.
+    expect(computeDelay(5, afterCap, () => 0)).toBe(31_000);
+    expect(computeDelay(5, afterCap, () => 0.5)).toBe(31_500);
+    expect(computeDelay(40, afterCap, () => 1)).toBe(32_000);
+    // The seeds' formula waits exactly the cap whatever the draw: the lockstep this option avoids.
+    const seedsFormula = { ...seeds, jitter: { additiveMs: 1000 } };
+    expect(new Set([0, 0.3, 0.7, 1].map((r) => computeDelay(9, seedsFormula, () => r)))).toEqual(new Set([32_000]));
+    expect(new Set([0, 0.3, 0.7, 1].map((r) => computeDelay(9, afterCap, () => r))).size).toBe(4);
+  });
+
+  it('property: within [min(c, max − J), max], finite, and equal to the seeds’ formula while c ≤ max − J', () => {
+    fc.assert(
+      fc.property(fc.nat(2000), policyArb, fc.double({ min: 0, max: 1, noNaN: true }), unit, (n, policy, share, r) => {
+        const additiveMs = share * policy.maxDelayMs;
+        const withCap = { ...policy, jitter: { additiveMs, afterCap: true } };
+        const delay = computeDelay(n, withCap, () => r);
+        const uncapped = policy.initialDelayMs === 0 ? 0 : policy.initialDelayMs * policy.multiplier ** n;
+        const c = Math.min(uncapped, policy.maxDelayMs);
+        expect(Number.isFinite(delay)).toBe(true);
+        expect(delay).toBeLessThanOrEqual(policy.maxDelayMs);
+        expect(delay).toBeGreaterThanOrEqual(Math.min(c, policy.maxDelayMs - additiveMs) * (1 - 1e-12));
+        if (c <= policy.maxDelayMs - additiveMs && c + additiveMs < policy.maxDelayMs) {
+          const seedsFormula = computeDelay(n, { ...policy, jitter: { additiveMs } }, () => r);
+          expect(delay).toBe(seedsFormula);
+        }
+      }),
+    );
+  });
+
+  it('afterCap: false is the seeds’ formula', () => {
+    const off = { ...seeds, jitter: { additiveMs: 1000, afterCap: false } };
+    expect(computeDelay(9, off, () => 0)).toBe(32_000);
+  });
+
+  it.each([
+    [{ jitter: { additiveMs: 1000, afterCap: 'yes' } }, TypeError, /policy\.jitter\.afterCap must be a boolean, got "yes"/],
+    [{ jitter: { additiveMs: 1000, afterCap: 1 } }, TypeError, /policy\.jitter\.afterCap must be a boolean, got 1/],
+    [
+      { jitter: { additiveMs: 40_000, afterCap: true } },
+      RangeError,
+      /policy\.jitter\.additiveMs must be <= maxDelayMs \(32000\) with afterCap, got 40000/,
+    ],
+    [{ jitter: { additiveMs: -1, afterCap: true } }, RangeError, /policy\.jitter\.additiveMs must be a finite number >= 0, got -1/],
+  ])('rejects %o with an error naming the field', (patch, type, message) => {
+    const call = () => computeDelay(0, { ...seeds, ...patch } as BackoffPolicy);
+    expect(call).toThrow(type);
+    expect(call).toThrow(message);
+  });
+
+  it('is accepted and used by retry() options validation', async () => {
+    const { retry } = await import('../src/index.js');
+    await expect(retry(async () => 'ok', { backoff: { jitter: { additiveMs: 1000, afterCap: true } } })).resolves.toBe('ok');
+    expect(() => retry(async () => 'ok', { backoff: { jitter: { additiveMs: 50_000, afterCap: true } } })).toThrow(
+      /options\.backoff\.jitter\.additiveMs must be <= maxDelayMs \(32000\) with afterCap, got 50000/,
+    );
+  });
+});
