@@ -44,8 +44,7 @@ function jitterText(jitter: Jitter): string {
   if (jitter === 'none') return 'no jitter';
   if (jitter === 'full') return 'full jitter';
   if (jitter === 'equal') return 'equal jitter';
-  if ('additiveMs' in jitter) return `+ random 0–${seconds(jitter.additiveMs)}`;
-  return JSON.stringify(jitter);
+  return `+ random 0–${seconds(jitter.additiveMs)}${jitter.afterCap === true ? ', kept at the cap' : ''}`;
 }
 
 /** The first retry that a median run never makes: its waits alone reach the deadline. */
