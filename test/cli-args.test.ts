@@ -238,15 +238,16 @@ describe('scheduleRows', () => {
       extraMs: fc.integer({ min: 0, max: 100_000 }),
       jitter: fc.oneof(
         fc.constantFrom<BackoffPolicy['jitter']>('none', 'full', 'equal'),
-        fc.integer({ min: 0, max: 5000 }).map((additiveMs) => ({ additiveMs })),
+        fc.integer({ min: 0, max: 5000 }).map((additiveMs): BackoffPolicy['jitter'] => ({ additiveMs })),
+        fc.integer({ min: 0, max: 5000 }).map((additiveMs): BackoffPolicy['jitter'] => ({ additiveMs, afterCap: true })),
       ),
     })
-    .map(({ initialDelayMs, multiplier, extraMs, jitter }): BackoffPolicy => ({
-      initialDelayMs,
-      multiplier,
-      maxDelayMs: initialDelayMs + extraMs,
-      jitter,
-    }));
+    .map(({ initialDelayMs, multiplier, extraMs, jitter }): BackoffPolicy => {
+      const maxDelayMs = initialDelayMs + extraMs;
+      // With afterCap the jitter must fit under the cap.
+      const fitted = typeof jitter === 'object' && jitter.afterCap === true ? { ...jitter, additiveMs: Math.min(jitter.additiveMs, maxDelayMs) } : jitter;
+      return { initialDelayMs, multiplier, maxDelayMs, jitter: fitted };
+    });
 
   it('min, median and max bound every wait computeDelay can produce, and the median splits them', () => {
     fc.assert(
@@ -298,6 +299,13 @@ describe('renderSchedule', () => {
       'may pass the deadline',
       'past the deadline: never reached',
     ]);
+  });
+
+  it('names jitter kept after the cap in the title', () => {
+    const backoff = { ...GCS_BACKOFF, jitter: { additiveMs: 1000, afterCap: true } };
+    const text = renderSchedule({ backoff, deadlineMs: 600_000, attempts: 9, source: 'x' });
+    expect(text.split('\n')[0]).toBe('x: wait 1s x2 up to 64s, jitter additive:1s (kept after the cap), deadline 600s');
+    expect(text.trimEnd().split('\n').at(-1)).toMatch(/^\s+8\s+63\.000\s+63\.500\s+64\.000\s/);
   });
 
   it('draws a wait without jitter as a single mark', () => {

@@ -94,7 +94,8 @@ function seconds(ms: number, width: number): string {
 }
 
 function jitterText(jitter: Jitter): string {
-  return typeof jitter === 'string' ? jitter : `additive:${formatDuration(jitter.additiveMs)}`;
+  if (typeof jitter === 'string') return jitter;
+  return `additive:${formatDuration(jitter.additiveMs)}${jitter.afterCap === true ? ' (kept after the cap)' : ''}`;
 }
 
 /** `retry()` gives up instead of sleeping past the deadline, so late retries may never come. */
