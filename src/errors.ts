@@ -13,8 +13,13 @@ function isBag(value: unknown): value is Bag {
   return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
-/** Applies `read` to the error and each `cause` below it; returns the first defined answer. */
-function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefined): T | undefined {
+/**
+ * Applies `read` to the error and each `cause` below it; returns the first defined answer.
+ * Shared with the predicates; not part of the public API.
+ *
+ * @internal
+ */
+export function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefined): T | undefined {
   let current = error;
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
     const found = read(current);
@@ -87,12 +92,18 @@ export type GrpcStatusName = keyof typeof GrpcStatus;
 export function grpcCodeOf(error: unknown): number | undefined {
   return firstInChain(error, (e) => {
     const { code } = e;
-    if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16) return code;
+    // A DOMException's numeric `code` is a legacy DOM code (NotFoundError is 8, InvalidStateError
+    // 11…), not a gRPC status; its name says what it is.
+    if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
     const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
     return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK'
       ? GrpcStatus[named as GrpcStatusName]
       : undefined;
   });
+}
+
+function isDomException(value: object): boolean {
+  return typeof DOMException === 'function' && value instanceof DOMException;
 }
 
 /**
@@ -112,8 +123,9 @@ export function systemCodeOf(error: unknown): string | undefined {
 
 /**
  * The Google API status string of an error, such as `'ABORTED'` or `'ALREADY_EXISTS'`: from a
- * JSON error body (`response.data.error.status`, as gaxios exposes it), from `status` when it
- * is a string, or from `errors[0].status`. This is what tells HTTP 409 ABORTED (retry the
+ * JSON error body (`response.data.error.status` as gaxios exposes it, or the JSON text in
+ * `response.body` as Cloud Storage's `ApiError` keeps it), from `status` when it is a string,
+ * or from `errors[0].status`. This is what tells HTTP 409 ABORTED (retry the
  * read-modify-write) from 409 ALREADY_EXISTS (do not).
  *
  * @example
@@ -122,7 +134,7 @@ export function systemCodeOf(error: unknown): string | undefined {
 export function statusStringOf(error: unknown): string | undefined {
   return firstInChain(error, (e) => {
     const response = isBag(e.response) ? e.response : undefined;
-    const body = parsedBody(response?.data) ?? parsedBody(e.data);
+    const body = parsedBody(response?.data) ?? parsedBody(e.data) ?? parsedBody(response?.body);
     const fromBody = isBag(body) && isBag(body.error) ? body.error.status : undefined;
     if (isStatusString(fromBody)) return fromBody;
     if (isStatusString(e.status)) return e.status;
@@ -152,7 +164,7 @@ export function errorReasonsOf(error: unknown): string[] {
   return (
     firstInChain(error, (e) => {
       const response = isBag(e.response) ? e.response : undefined;
-      const body = parsedBody(response?.data);
+      const body = parsedBody(response?.data) ?? parsedBody(response?.body);
       const list = Array.isArray(e.errors)
         ? e.errors
         : isBag(body) && isBag(body.error) && Array.isArray(body.error.errors)

@@ -32,15 +32,31 @@ export {
   NETWORK_ERROR_CODES,
   type RetryPredicate,
   TRANSIENT_GRPC_CODES,
+  TIMEOUT_ERROR_CODES,
   TRANSIENT_HTTP_STATUSES,
   aborted,
   allOf,
   anyOf,
+  errorReason,
   grpcCode,
   httpStatus,
   isTransient,
   networkError,
   not,
+  timedOut,
 } from './predicates.js';
+export { type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
+export {
+  GCS_OPERATIONS,
+  type GcsIdempotency,
+  type GcsOperation,
+  type GcsOptions,
+  type GcsPreconditions,
+  type GcsRetryStrategy,
+  gcs,
+  gcsIdempotency,
+  gcsIsIdempotent,
+  gcsPreconditionMet,
+} from './presets/gcs.js';
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';

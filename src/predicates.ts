@@ -6,6 +6,8 @@ import { describe } from './describe.js';
 import {
   GrpcStatus,
   type GrpcStatusName,
+  errorReasonsOf,
+  firstInChain,
   grpcCodeOf,
   httpStatusOf,
   statusStringOf,
@@ -114,6 +116,63 @@ export const networkError: RetryPredicate = (error) => {
   return false;
 };
 
+/** System and library codes of a connection or request that ran out of time. */
+export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ETIMEDOUT',
+  'ESOCKETTIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * True for a request that ran out of time, looking through `cause` chains:
+ * - an error named `TimeoutError`: retry()'s own attempt timeout, `AbortSignal.timeout()` as
+ *   fetch rejects with it, gaxios on native fetch (`code: 'TimeoutError'`);
+ * - a socket or undici timeout code (`ETIMEDOUT`, `UND_ERR_HEADERS_TIMEOUT`, …);
+ * - node-fetch v2's `FetchError` of type `request-timeout` / `body-timeout` (what Cloud
+ *   Storage's client throws when its `timeout` passes);
+ * - an abort whose request signal's reason is a `TimeoutError`: gaxios' `timeout` option on
+ *   node-fetch rejects with a plain `AbortError`, and only `error.config.signal.reason`
+ *   tells it from the caller's own abort, which stays unmatched.
+ *
+ * @example
+ * retry(call, { retryable: anyOf(timedOut, httpStatus(503)) });
+ */
+export const timedOut: RetryPredicate = (error) =>
+  firstInChain(error, (e) => {
+    if (e.name === 'TimeoutError' || e.code === 'TimeoutError') return true;
+    if (typeof e.code === 'string' && TIMEOUT_ERROR_CODES.has(e.code)) return true;
+    if (e.type === 'request-timeout' || e.type === 'body-timeout') return true;
+    return abortedByTimeout(e.config) ? true : undefined;
+  }) === true;
+
+function abortedByTimeout(config: unknown): boolean {
+  if (typeof config !== 'object' || config === null) return false;
+  const signal = (config as { signal?: unknown }).signal;
+  if (typeof signal !== 'object' || signal === null || (signal as { aborted?: unknown }).aborted !== true) return false;
+  const reason = (signal as { reason?: unknown }).reason;
+  return typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError';
+}
+
+/**
+ * True when the error's Google JSON API `errors[].reason` (see `errorReasonsOf`) is one of
+ * the given reasons, compared without regard to case (Google spells them `rateLimitExceeded`;
+ * Cloud Storage's client lower-cases the socket codes it puts there, such as `econnreset`).
+ *
+ * @example
+ * retry(call, { retryable: errorReason('rateLimitExceeded', 'backendError') });
+ */
+export function errorReason(...reasons: string[]): RetryPredicate {
+  for (const reason of reasons) {
+    if (typeof reason !== 'string' || reason.length === 0) {
+      throw new TypeError(`errorReason: each reason must be a non-empty string, got ${describe(reason)}`);
+    }
+  }
+  const wanted = new Set(reasons.map((reason) => reason.toLowerCase()));
+  return (error) => errorReasonsOf(error).some((reason) => wanted.has(reason.toLowerCase()));
+}
+
 /** True when any of the predicates is (evaluated left to right, stopping at the first true). */
 export function anyOf(...predicates: RetryPredicate[]): RetryPredicate {
   assertPredicates('anyOf', predicates);
@@ -167,7 +226,8 @@ export const aborted: RetryPredicate = (error) => {
  * The default classification of `retry()`: every error is transient **except** the ones known
  * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
- * ABORTED/INTERNAL/UNKNOWN, an `AbortError`, and programmer errors (`TypeError`,
+ * ABORTED/INTERNAL/UNKNOWN, an `AbortError` (also under `cause`, unless the abort was a
+ * timeout), and programmer errors (`TypeError`,
  * `RangeError`, `ReferenceError`, `SyntaxError`) other than fetch's network `TypeError`.
  *
  * @example
@@ -179,13 +239,22 @@ export const isTransient: RetryPredicate = (error) => {
   if (status !== undefined) return TRANSIENT_HTTP_STATUSES.has(status) || aborted(error);
   const code = grpcCodeOf(error);
   if (code !== undefined) return TRANSIENT_GRPC_CODES.has(code);
+  if (abortedByCaller(error)) return false;
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
-    if (name === 'AbortError') return false;
     if (typeof name === 'string' && PROGRAMMER_ERRORS.has(name)) return networkError(error);
   }
   return true;
 };
+
+/*
+ * An AbortError anywhere in the cause chain (gaxios wraps the one node-fetch throws), unless the
+ * abort was a timeout (see `timedOut`): a timed-out request is worth another try, a request
+ * its caller cancelled is not.
+ */
+function abortedByCaller(error: unknown): boolean {
+  return firstInChain(error, (e) => (e.name === 'AbortError' ? true : undefined)) === true && !timedOut(error);
+}
 
 // DOMException is not an Error subclass in every runtime; read its name anyway.
 function isErrorLike(value: unknown): boolean {

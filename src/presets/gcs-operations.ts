@@ -232,16 +232,25 @@ export const GCS_OPERATIONS: readonly GcsOperation[] = Object.freeze(
  * A misspelled name throws rather than falling back to a default: guessing `'never'` would
  * silently disable retries, guessing `'always'` could duplicate writes.
  *
+ * `preconditions` is accepted (the signature DESIGN.md gives) and validated like
+ * {@link gcsPreconditionMet} does, so a bad value fails here too, but it does not change the
+ * answer: the class belongs to the operation. Whether a request's preconditions make a
+ * `'conditional'` operation safe is {@link gcsPreconditionMet}'s question.
+ *
  * @example
  * gcsIdempotency('objects.get');     // 'always'
  * gcsIdempotency('objects.insert');  // 'conditional'
+ * gcsIdempotency('objects.insert', { ifGenerationMatch: 0 }); // still 'conditional'
  * gcsIdempotency('hmacKeys.create'); // 'never'
  *
- * @throws {TypeError} if `operation` is not one of {@link GCS_OPERATIONS}; the message
- *   suggests the nearest valid name when there is one.
+ * @throws {TypeError} if `operation` is not one of {@link GCS_OPERATIONS} (the message
+ *   suggests the nearest valid name when there is one), or for malformed preconditions.
+ * @throws {RangeError} for a generation-like precondition that is not a non-negative int64.
  */
-export function gcsIdempotency(operation: GcsOperation): GcsIdempotency {
-  return IDEMPOTENCY[checkOperation(operation)];
+export function gcsIdempotency(operation: GcsOperation, preconditions?: GcsPreconditions): GcsIdempotency {
+  const op = checkOperation(operation);
+  presentPreconditions(preconditions);
+  return IDEMPOTENCY[op];
 }
 
 /**
@@ -336,7 +345,13 @@ const PRECONDITION_FIELDS: readonly PreconditionField[] = [
 // Generations are int64 in the API; anything larger cannot name a real object version.
 const INT64_MAX = 9223372036854775807n;
 
-function checkStrategy(strategy: unknown): GcsRetryStrategy {
+/**
+ * Returns `strategy` as a {@link GcsRetryStrategy}, or throws a TypeError that names the
+ * valid ones. Used by the `gcs()` preset; not part of the public API.
+ *
+ * @internal
+ */
+export function checkStrategy(strategy: unknown): GcsRetryStrategy {
   if (typeof strategy === 'string' && (STRATEGIES as readonly string[]).includes(strategy)) {
     return strategy as GcsRetryStrategy;
   }

@@ -1,0 +1,178 @@
+/**
+ * The Cloud Storage preset: which errors Cloud Storage's retry strategy calls transient, its
+ * truncated exponential backoff and deadline, and whether the request at hand is safe to send
+ * again (from the operation idempotency table in `gcs-operations.ts`), as a frozen
+ * `RetryOptions`.
+ *
+ * Sources: Cloud Storage "Truncated exponential backoff" (seeds 001, 002) and "Retry strategy"
+ * (seed 003).
+ */
+import { anyOf, errorReason, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
+import type { RetryOptions } from '../retry.js';
+import {
+  type GcsOperation,
+  type GcsPreconditions,
+  type GcsRetryStrategy,
+  checkStrategy,
+  gcsIsIdempotent,
+} from './gcs-operations.js';
+import { buildPreset, checkMaxDelay, freezeBackoff, isEmpty, optionsBag, validated } from './preset.js';
+
+export {
+  GCS_OPERATIONS,
+  type GcsIdempotency,
+  type GcsOperation,
+  type GcsPreconditions,
+  type GcsRetryStrategy,
+  gcsIdempotency,
+  gcsIsIdempotent,
+  gcsPreconditionMet,
+} from './gcs-operations.js';
+
+/** Options of {@link gcs}: its own four, plus any `RetryOptions` field to override. */
+export interface GcsOptions extends RetryOptions {
+  /**
+   * The JSON API method the retried call makes, e.g. `'objects.get'`, `'objects.insert'`,
+   * `'buckets.setIamPolicy'`. Decides, with `preconditions` and `strategy`, whether a failed
+   * request may be resent. Required unless `strategy` is `'always'` or `'never'`, or you pass
+   * `idempotent` yourself.
+   */
+  operation?: GcsOperation;
+  /** The preconditions this request carries (`ifGenerationMatch: 0` counts). */
+  preconditions?: GcsPreconditions;
+  /**
+   * `'conditional'` (default): follow the idempotency table; a conditionally idempotent
+   * operation is retried only with its precondition. `'always'`: retry every operation.
+   * `'never'`: retry nothing.
+   */
+  strategy?: GcsRetryStrategy;
+  /**
+   * Shorthand for `backoff.maxDelayMs`, the cap on any one wait. Default 64 000 (Cloud
+   * Storage: "typically 32 or 64 seconds"); any finite value > 0 is accepted.
+   */
+  maxDelayMs?: number;
+}
+
+/** Cloud Storage's backoff: `min(2^n + random_number_milliseconds/1000, 64)` seconds. */
+const GCS_BACKOFF = freezeBackoff({
+  initialDelayMs: 1000,
+  multiplier: 2,
+  maxDelayMs: 64_000,
+  jitter: { additiveMs: 1000 },
+});
+
+/** The retry-strategy page's example deadline: 600 s. */
+const GCS_DEADLINE_MS = 600_000;
+
+/** Every 5xx: seeds 001–003 say "HTTP 5xx", not a list. */
+const HTTP_5XX = Array.from({ length: 100 }, (_, i) => 500 + i);
+
+/**
+ * The `errors[].reason` values that mark a transient failure whatever the status (Google APIs
+ * have answered rate limits with 403 `userRateLimitExceeded`), and the socket-level reasons
+ * that Cloud Storage's own Node client retries (`RETRYABLE_ERR_FN_DEFAULT`).
+ */
+const GCS_TRANSIENT_REASONS = [
+  'rateLimitExceeded',
+  'userRateLimitExceeded',
+  'backendError',
+  'internalError',
+  'econnreset',
+  'epipe',
+  'eai_again',
+  'unexpected connection closure',
+  'socket connection timeout',
+] as const;
+
+/*
+ * 408, 429, every 5xx (ApiError carries it in its numeric `code`), their gRPC counterparts for
+ * the gRPC API (DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL, UNKNOWN, UNAVAILABLE), socket
+ * timeouts and dropped connections, and the transient `errors[].reason` values.
+ */
+const GCS_TRANSIENT = anyOf(
+  httpStatus(408, 429, ...HTTP_5XX),
+  grpcCode('DEADLINE_EXCEEDED', 'RESOURCE_EXHAUSTED', 'INTERNAL', 'UNKNOWN', 'UNAVAILABLE'),
+  networkError,
+  timedOut,
+  errorReason(...GCS_TRANSIENT_REASONS),
+);
+
+const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
+
+const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
+  validated(
+    'gcs',
+    GCS_OWN_KEYS,
+    Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent }),
+  );
+
+// Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared,
+// already-validated frozen object.
+const GCS_SAFE = presetFor(true);
+const GCS_UNSAFE = presetFor(false);
+
+/**
+ * Retry options for Cloud Storage requests, as a frozen `RetryOptions` to pass to `retry()`:
+ *
+ * - retries HTTP 408, 429 and every 5xx; gRPC DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, INTERNAL,
+ *   UNKNOWN, UNAVAILABLE; socket timeouts and dropped connections (ECONNRESET, ETIMEDOUT,
+ *   EPIPE, EAI_AGAIN, "socket hang up", undici's socket and timeout errors); and
+ *   `errors[].reason` rateLimitExceeded, userRateLimitExceeded, backendError, internalError;
+ * - waits `min(2^n + random_number_milliseconds/1000, 64)` s: backoff 1 s × 2 up to 64 s,
+ *   jitter `{ additiveMs: 1000 }`; stops after 600 s;
+ * - resends only what is safe: `idempotent` comes from the operation's row in the Cloud
+ *   Storage idempotency table, the request's `preconditions`, and the `strategy`.
+ *
+ * Without an `operation` there is nothing to judge safety by: `strategy: 'always'` retries
+ * (your call), `strategy: 'never'` does not, `idempotent` decides if you pass it, and otherwise
+ * `gcs()` throws rather than guess.
+ *
+ * Every field can be overridden: pass any `RetryOptions` field (`backoff` merges field by
+ * field). Everything is validated here, so a misspelled option or operation throws at this
+ * call.
+ *
+ * @example
+ * // Create-if-absent: ifGenerationMatch 0 makes the upload safe to resend.
+ * await retry(
+ *   () => bucket.file('report.csv').save(csv, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 } }),
+ *   gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 } }),
+ * );
+ *
+ * @throws {TypeError | RangeError} for an unknown operation, option or strategy, a bad value,
+ *   no way to decide idempotency, or options that contradict each other.
+ */
+export function gcs(options?: GcsOptions): Readonly<RetryOptions> {
+  const { operation, preconditions, strategy, maxDelayMs, ...overrides } = optionsBag('gcs', options);
+  const max = checkMaxDelay('gcs', maxDelayMs);
+  const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);
+  const base = idempotent ? GCS_SAFE : GCS_UNSAFE;
+  if (max === undefined && isEmpty(overrides)) return base;
+  // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
+  return buildPreset('gcs', GCS_OWN_KEYS, base, overrides, max);
+}
+
+/** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */
+function decideIdempotent(operation: unknown, preconditions: unknown, strategy: unknown, own: unknown): boolean {
+  const chosen = strategy === undefined ? undefined : checkStrategy(strategy);
+  if (own !== undefined) {
+    if (operation !== undefined || preconditions !== undefined || chosen !== undefined) {
+      throw new TypeError(
+        'gcs: options.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy',
+      );
+    }
+    return true;
+  }
+  if (operation !== undefined) {
+    return gcsIsIdempotent(operation as GcsOperation, preconditions as GcsPreconditions | undefined, chosen ?? 'conditional');
+  }
+  if (preconditions !== undefined) {
+    throw new TypeError("gcs: options.preconditions mean nothing without options.operation (e.g. 'objects.insert')");
+  }
+  if (chosen === 'always') return true;
+  if (chosen === 'never') return false;
+  throw new TypeError(
+    "gcs: options.operation is required under strategy 'conditional' (the default): name the JSON API method, " +
+      "e.g. gcs({ operation: 'objects.get' }), so the preset can tell whether the request is safe to resend; " +
+      "or decide yourself with strategy: 'always' or idempotent: true",
+  );
+}

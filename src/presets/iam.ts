@@ -1,0 +1,175 @@
+/**
+ * The Identity and Access Management preset: what Google's IAM retry guidance says to retry,
+ * how long to wait, and when to stop, as a frozen `RetryOptions`; and `iamReadModifyWrite`,
+ * which reruns a whole read → modify → write of a policy when another writer got there first.
+ *
+ * Source: the IAM page "Retry failed requests" (seed 000).
+ */
+import { describe } from '../describe.js';
+import { GrpcStatus } from '../errors.js';
+import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
+import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
+import { buildPreset, checkBoolean, checkMaxDelay, freezeBackoff, isEmpty, optionsBag, validated } from './preset.js';
+
+/** Options of {@link iam}: its own three, plus any `RetryOptions` field to override. */
+export interface IamOptions extends RetryOptions {
+  /**
+   * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
+   * role created a moment ago may not be visible yet. Default `false`: a 404 usually means
+   * the name is wrong, and retrying it only delays the error by the whole deadline.
+   */
+  retryNotFound?: boolean;
+  /**
+   * Shorthand for `backoff.maxDelayMs`, the cap on any one wait. Default 32 000 (IAM's page:
+   * "typically 32 or 64 seconds"); any finite value > 0 is accepted.
+   */
+  maxDelayMs?: number;
+}
+
+/** IAM's backoff: `min(2^n + random_fraction, 32)` seconds, i.e. 1 s × 2 up to 32 s plus up to 1 s. */
+const IAM_BACKOFF = freezeBackoff({
+  initialDelayMs: 1000,
+  multiplier: 2,
+  maxDelayMs: 32_000,
+  jitter: { additiveMs: 1000 },
+});
+
+/** IAM's example deadline for a pipeline that is not time-critical: 300 s. */
+const IAM_DEADLINE_MS = 300_000;
+
+/*
+ * HTTP 500/502/503/504 and their gRPC counterparts (INTERNAL and UNKNOWN → 500, UNAVAILABLE →
+ * 503, DEADLINE_EXCEEDED → 504), dropped connections, and timeouts (a timed-out attempt is
+ * DEADLINE_EXCEEDED seen from the client). Not 409: alone, ABORTED means "re-read first" (see
+ * iamReadModifyWrite) and ALREADY_EXISTS means "done already". Not 429: the page lists only
+ * the 5xx, and retries of a quota error spend the quota the page warns about.
+ */
+const IAM_TRANSIENT = anyOf(
+  httpStatus(500, 502, 503, 504),
+  grpcCode('INTERNAL', 'UNKNOWN', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'),
+  networkError,
+  timedOut,
+);
+const IAM_TRANSIENT_OR_NOT_FOUND = anyOf(IAM_TRANSIENT, httpStatus(404), grpcCode(GrpcStatus.NOT_FOUND));
+
+const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
+
+const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
+  validated('iam', IAM_OWN_KEYS, Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable }));
+
+// The presets without overrides are built once and shared: they are frozen, and retry() keeps
+// their validated form, so `retry(fn, iam())` costs no validation at all.
+const IAM = presetFor(IAM_TRANSIENT);
+const IAM_WITH_NOT_FOUND = presetFor(IAM_TRANSIENT_OR_NOT_FOUND);
+const IAM_READ_MODIFY_WRITE = presetFor(anyOf(IAM_TRANSIENT, aborted));
+const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = presetFor(anyOf(IAM_TRANSIENT_OR_NOT_FOUND, aborted));
+
+/**
+ * Retry options for calls to the IAM API (and other Google APIs that follow its guidance), as
+ * a frozen `RetryOptions` to pass to `retry()`:
+ *
+ * - retries HTTP 500, 502, 503, 504; gRPC INTERNAL, UNKNOWN, UNAVAILABLE, DEADLINE_EXCEEDED;
+ *   dropped connections and timeouts; with `retryNotFound`, also 404 / NOT_FOUND;
+ * - never a lone 409: for 409 ABORTED use {@link iamReadModifyWrite};
+ * - waits `min(2^n + random_fraction, 32)` s: backoff 1 s × 2 up to 32 s, jitter
+ *   `{ additiveMs: 1000 }`; stops after 300 s.
+ *
+ * Every field can be overridden: pass any `RetryOptions` field (`backoff` merges field by
+ * field). Everything is validated here, so a misspelled option throws at this call.
+ *
+ * @example
+ * const policy = await retry(
+ *   ({ signal }) => iamClient.request({ url, method: 'POST', signal, retry: false }),
+ *   iam({ retryNotFound: true, maxDelayMs: 64_000 }),
+ * );
+ *
+ * @throws {TypeError | RangeError} for an unknown option or a bad value, naming it.
+ */
+export function iam(options?: IamOptions): Readonly<RetryOptions> {
+  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag('iam', options);
+  const notFound = checkRetryNotFound('iam', retryNotFound, overrides.retryable);
+  const max = checkMaxDelay('iam', maxDelayMs);
+  const preset = notFound ? IAM_WITH_NOT_FOUND : IAM;
+  if (max === undefined && isEmpty(overrides)) return preset;
+  return buildPreset('iam', IAM_OWN_KEYS, preset, overrides, max);
+}
+
+/** The three steps of a read-modify-write; see {@link iamReadModifyWrite}. */
+export interface ReadModifyWriteSteps<P, R> {
+  /** Reads the current value (e.g. `getIamPolicy`), with its etag. */
+  read: (ctx: AttemptContext) => Promise<P>;
+  /** Returns the value to write, or `undefined` when nothing needs to change (then nothing is written). */
+  modify: (current: P) => P | undefined | Promise<P | undefined>;
+  /** Writes the value (e.g. `setIamPolicy` carrying the etag that was read). */
+  write: (next: P, ctx: AttemptContext) => Promise<R>;
+}
+
+/**
+ * Runs `read` → `modify` → `write` as one unit under one deadline, and reruns the **whole
+ * unit** when the write loses a race: HTTP 409 whose status is `ABORTED`, or gRPC ABORTED
+ * (the etag it carried is stale, so resending the same write would fail again). The
+ * {@link iam} transient errors of any step rerun the unit too. A 409 `ALREADY_EXISTS` is not
+ * retried.
+ *
+ * Resolves with `write`'s result, or `undefined` when `modify` returned `undefined` (nothing to
+ * change: nothing is written). `read` and `write` receive the attempt's context; pass its
+ * `signal` on to the client.
+ *
+ * `options` are those of {@link iam} (backoff 1 s × 2 up to 32 s, jitter `{ additiveMs: 1000 }`,
+ * deadline 300 s, `retryNotFound`, and any `RetryOptions` field). A `retryable` given here
+ * replaces the whole classification, ABORTED included.
+ *
+ * @example
+ * await iamReadModifyWrite({
+ *   read: ({ signal }) => getIamPolicy(resource, { signal }),
+ *   modify: (policy) => addBinding(policy, 'roles/viewer', 'user:ada@example.com'), // undefined if present
+ *   write: (policy, { signal }) => setIamPolicy(resource, policy, { signal }), // policy.etag guards it
+ * });
+ *
+ * @throws {TypeError | RangeError} synchronously, before anything runs (as retry() does),
+ *   when `steps` does not hold three functions or an option is bad (as in {@link iam}).
+ */
+export function iamReadModifyWrite<P, R>(
+  steps: ReadModifyWriteSteps<P, R>,
+  options?: IamOptions,
+): Promise<R | undefined> {
+  checkSteps(steps);
+  const preset = readModifyWriteOptions(options);
+  // Called as methods, so steps given as an object with methods keep their `this`.
+  return retry(async (ctx) => {
+    const current = await steps.read(ctx);
+    const next = await steps.modify(current);
+    if (next === undefined) return undefined;
+    return steps.write(next, ctx);
+  }, preset);
+}
+
+function readModifyWriteOptions(options: IamOptions | undefined): Readonly<RetryOptions> {
+  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag('iamReadModifyWrite', options);
+  const notFound = checkRetryNotFound('iamReadModifyWrite', retryNotFound, overrides.retryable);
+  const max = checkMaxDelay('iamReadModifyWrite', maxDelayMs);
+  const preset = notFound ? IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND : IAM_READ_MODIFY_WRITE;
+  if (max === undefined && isEmpty(overrides)) return preset;
+  return buildPreset('iamReadModifyWrite', IAM_OWN_KEYS, preset, overrides, max);
+}
+
+function checkRetryNotFound(name: string, value: unknown, retryable: unknown): boolean {
+  const notFound = checkBoolean(name, 'retryNotFound', value);
+  if (notFound !== undefined && retryable !== undefined) {
+    // The caller's predicate replaces the preset's, so the flag would silently do nothing.
+    throw new TypeError(`${name}: options.retryNotFound has no effect when options.retryable is given; drop one of them`);
+  }
+  return notFound ?? false;
+}
+
+function checkSteps(steps: unknown): void {
+  if (typeof steps !== 'object' || steps === null) {
+    throw new TypeError(`iamReadModifyWrite: steps must be an object { read, modify, write }, got ${describe(steps)}`);
+  }
+  for (const key of ['read', 'modify', 'write']) {
+    const step = (steps as Record<string, unknown>)[key];
+    if (typeof step !== 'function') {
+      throw new TypeError(`iamReadModifyWrite: steps.${key} must be a function, got ${describe(step)}`);
+    }
+  }
+}

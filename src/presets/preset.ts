@@ -1,0 +1,132 @@
+/**
+ * What the IAM and Cloud Storage presets share: merging a caller's overrides into the preset's
+ * values field by field, freezing the result, and validating it once, up front.
+ *
+ * A preset is data: a frozen `RetryOptions`. Validating it here with retry()'s own validator
+ * means a bad or misspelled field fails where it was written (at `iam({...})`, not at some
+ * later `retry()`), and, because retry() remembers the validated form of a frozen options
+ * object, every retry() that is given this preset skips validation altogether.
+ *
+ * @internal
+ */
+import type { BackoffPolicy } from '../backoff.js';
+import { describe } from '../describe.js';
+import { readOptions } from '../options.js';
+import type { RetryOptions } from '../retry.js';
+
+/** A frozen backoff policy, its jitter object frozen too. */
+export type FrozenBackoff = Readonly<BackoffPolicy>;
+
+/** Freezes a backoff policy and, when the jitter is an object, a copy of it. */
+export function freezeBackoff(policy: BackoffPolicy): FrozenBackoff {
+  const { jitter } = policy;
+  return Object.freeze({
+    ...policy,
+    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze({ ...jitter }) : jitter,
+  });
+}
+
+/**
+ * Throws a TypeError unless `options` is undefined or a plain object; returns it as a bag of
+ * fields. `name` is the preset's name, used in messages.
+ */
+export function optionsBag(name: string, options: unknown): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+  }
+  return options as Record<string, unknown>;
+}
+
+/** True when no field of `bag` is set (fields set to `undefined` count as absent, as in retry()). */
+export function isEmpty(bag: Record<string, unknown>): boolean {
+  return Object.keys(bag).every((key) => bag[key] === undefined);
+}
+
+/** Checks the preset's `maxDelayMs` shorthand: any finite number > 0 (see the README for why). */
+export function checkMaxDelay(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new RangeError(
+      `${name}: options.maxDelayMs must be a finite number > 0 (Google suggests 32000 or 64000), got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks an optional boolean option. */
+export function checkBoolean(name: string, field: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value;
+  throw new TypeError(`${name}: options.${field} must be a boolean, got ${describe(value)}`);
+}
+
+/**
+ * Builds a preset: `base` (the preset's own choices, backoff complete) overridden field by
+ * field by `overrides` (any `RetryOptions`; fields set to `undefined` count as absent, as in
+ * retry()), with `maxDelayMs` as a shorthand for `backoff.maxDelayMs`. The result is frozen,
+ * backoff and jitter included, and validated by retry()'s own validator; its errors are
+ * re-issued under the preset's name. `ownKeys` are the preset's own option names, listed in the
+ * message for an unknown option.
+ */
+export function buildPreset(
+  name: string,
+  ownKeys: readonly string[],
+  base: Readonly<RetryOptions>,
+  overrides: Record<string, unknown>,
+  maxDelayMs: number | undefined,
+): Readonly<RetryOptions> {
+  const backoff = mergeBackoff(name, base.backoff, overrides.backoff, maxDelayMs);
+  const merged: Record<string, unknown> = { ...base };
+  for (const key of Object.keys(overrides)) {
+    if (overrides[key] !== undefined) merged[key] = overrides[key];
+  }
+  merged.backoff = backoff;
+  return validated(name, ownKeys, Object.freeze(merged) as Readonly<RetryOptions>);
+}
+
+/**
+ * Validates a frozen preset with retry()'s validator (which also remembers it, so the first
+ * retry() that gets it does no work) and returns it.
+ */
+export function validated(name: string, ownKeys: readonly string[], preset: Readonly<RetryOptions>): Readonly<RetryOptions> {
+  try {
+    readOptions(preset);
+  } catch (error) {
+    throw renamed(name, ownKeys, error);
+  }
+  return preset;
+}
+
+function mergeBackoff(
+  name: string,
+  base: Partial<BackoffPolicy> | undefined,
+  override: unknown,
+  maxDelayMs: number | undefined,
+): FrozenBackoff {
+  if (override !== undefined && (typeof override !== 'object' || override === null || Array.isArray(override))) {
+    throw new TypeError(`${name}: options.backoff must be an object, got ${describe(override)}`);
+  }
+  const fields = (override ?? {}) as Record<string, unknown>;
+  const explicitMax = fields.maxDelayMs;
+  if (maxDelayMs !== undefined && explicitMax !== undefined && explicitMax !== maxDelayMs) {
+    throw new TypeError(
+      `${name}: options.maxDelayMs (${describe(maxDelayMs)}) and options.backoff.maxDelayMs (${describe(explicitMax)}) disagree; give one of them`,
+    );
+  }
+  const policy: Record<string, unknown> = { ...base };
+  if (maxDelayMs !== undefined) policy.maxDelayMs = maxDelayMs;
+  // Unknown backoff fields are copied too, so the validator reports them by name.
+  for (const key of Object.keys(fields)) {
+    if (fields[key] !== undefined) policy[key] = fields[key];
+  }
+  return freezeBackoff(policy as unknown as BackoffPolicy);
+}
+
+/** retry()'s validation error, re-issued under the preset's name (same class, original as cause). */
+function renamed(name: string, ownKeys: readonly string[], error: unknown): unknown {
+  if (!(error instanceof TypeError || error instanceof RangeError)) return error;
+  let message = error.message.replace(/^retry: /, `${name}: `);
+  if (/unknown option/.test(message)) message += `; ${name}() also takes ${ownKeys.join(', ')}`;
+  const Type = error instanceof RangeError ? RangeError : TypeError;
+  return new Type(message, { cause: error });
+}

@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import {
+  GrpcStatus,
+  TimeoutError,
+  aborted,
+  allOf,
+  anyOf,
+  errorReason,
+  grpcCode,
+  grpcCodeOf,
+  httpStatus,
+  isTransient,
+  networkError,
+  not,
+  timedOut,
+} from '../src/index.js';
+
+const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
+
+describe('httpStatus / grpcCode', () => {
+  it('match the listed statuses and codes only, through cause chains', () => {
+    const p = httpStatus(429, 503);
+    expect(p(withProps({ status: 503 }))).toBe(true);
+    expect(p(new Error('wrapped', { cause: withProps({ statusCode: 429 }) }))).toBe(true);
+    expect(p(withProps({ status: 500 }))).toBe(false);
+    expect(p(new Error('no status'))).toBe(false);
+
+    const g = grpcCode('UNAVAILABLE', GrpcStatus.ABORTED);
+    expect(g(withProps({ code: 14 }))).toBe(true);
+    expect(g(withProps({ code: 10 }))).toBe(true);
+    expect(g(withProps({ status: 'UNAVAILABLE' }))).toBe(true);
+    expect(g(withProps({ code: 7 }))).toBe(false);
+    expect(g(withProps({ code: 503 }))).toBe(false);
+  });
+
+  it('reject bad codes up front', () => {
+    expect(() => httpStatus(99)).toThrow(/httpStatus: each code must be an integer from 100 to 599, got 99/);
+    expect(() => httpStatus(503.5)).toThrow(RangeError);
+    expect(() => grpcCode('UNAVAILABLEE' as 'UNAVAILABLE')).toThrow(/grpcCode: .* got "UNAVAILABLEE"/);
+    expect(() => grpcCode(17)).toThrow(RangeError);
+  });
+});
+
+describe('anyOf / allOf / not', () => {
+  const is503 = httpStatus(503);
+  const is14 = grpcCode('UNAVAILABLE');
+
+  it('compose like boolean or / and / not, passing the context along', () => {
+    const either = anyOf(is503, is14);
+    expect(either(withProps({ status: 503 }))).toBe(true);
+    expect(either(withProps({ code: 14 }))).toBe(true);
+    expect(either(withProps({ status: 404 }))).toBe(false);
+    expect(anyOf()(new Error('x'))).toBe(false);
+    expect(allOf()(new Error('x'))).toBe(true);
+
+    const transientButNot503 = allOf(isTransient, not(is503));
+    expect(transientButNot503(withProps({ status: 502 }))).toBe(true);
+    expect(transientButNot503(withProps({ status: 503 }))).toBe(false);
+
+    const seen: unknown[] = [];
+    const spy = (_e: unknown, ctx?: unknown) => {
+      seen.push(ctx);
+      return false;
+    };
+    const ctx = { attempt: 2, signal: new AbortController().signal, elapsedMs: 5, remainingMs: 10 };
+    anyOf(spy)(new Error('x'), ctx);
+    allOf(not(spy))(new Error('x'), ctx);
+    expect(seen).toEqual([ctx, ctx]);
+  });
+
+  it('stop at the first decisive predicate', () => {
+    let calls = 0;
+    const counted = () => {
+      calls++;
+      return true;
+    };
+    anyOf(() => true, counted)(new Error('x'));
+    allOf(() => false, counted)(new Error('x'));
+    expect(calls).toBe(0);
+  });
+
+  it('reject arguments that are not functions', () => {
+    expect(() => anyOf(is503, 'nope' as never)).toThrow(/anyOf: argument 1 must be a predicate function, got "nope"/);
+    expect(() => allOf(undefined as never)).toThrow(/allOf: argument 0/);
+    expect(() => not(5 as never)).toThrow(/not: argument 0/);
+  });
+});
+
+describe('networkError', () => {
+  it.each(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT'])(
+    'matches %s, also under fetch’s TypeError',
+    (code) => {
+      expect(networkError(withProps({ code }))).toBe(true);
+      expect(networkError(new TypeError('fetch failed', { cause: withProps({ code }) }))).toBe(true);
+    },
+  );
+
+  it('matches socket hang up and cut bodies, not other errors', () => {
+    expect(networkError(new Error('socket hang up'))).toBe(true);
+    expect(networkError(new TypeError('terminated'))).toBe(true);
+    expect(networkError(new TypeError('x is not a function'))).toBe(false);
+    expect(networkError(withProps({ code: 'ENOENT' }))).toBe(false);
+    expect(networkError(withProps({ status: 503 }))).toBe(false);
+  });
+});
+
+describe('timedOut', () => {
+  it('matches errors named TimeoutError: retry()’s, AbortSignal.timeout’s, wrapped ones', () => {
+    expect(timedOut(new TimeoutError('attempt 1 timed out'))).toBe(true);
+    expect(timedOut(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBe(true);
+    expect(timedOut(new Error('gaxios', { cause: new DOMException('t', 'TimeoutError') }))).toBe(true);
+    expect(timedOut(withProps({ code: 'TimeoutError' }))).toBe(true);
+  });
+
+  it('matches socket and undici timeout codes, and node-fetch v2 timeouts', () => {
+    for (const code of ['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) {
+      expect(timedOut(new TypeError('fetch failed', { cause: withProps({ code }) }))).toBe(true);
+    }
+    expect(timedOut(withProps({ name: 'FetchError', type: 'request-timeout' }))).toBe(true);
+    expect(timedOut(withProps({ name: 'FetchError', type: 'body-timeout' }))).toBe(true);
+    expect(timedOut(withProps({ name: 'FetchError', type: 'system', code: 'ECONNRESET' }))).toBe(false);
+  });
+
+  it('tells an abort caused by a timeout signal from the caller’s own abort', () => {
+    const byTimeout = withProps({ config: { signal: AbortSignal.abort(new DOMException('t', 'TimeoutError')) } });
+    byTimeout.cause = withProps({ name: 'AbortError' });
+    expect(timedOut(byTimeout)).toBe(true);
+    const byCaller = withProps({ config: { signal: AbortSignal.abort() } });
+    expect(timedOut(byCaller)).toBe(false);
+    const notAborted = withProps({ config: { signal: new AbortController().signal } });
+    expect(timedOut(notAborted)).toBe(false);
+    expect(timedOut(new DOMException('stop', 'AbortError'))).toBe(false);
+    expect(timedOut(withProps({ config: null }))).toBe(false);
+    expect(timedOut(undefined)).toBe(false);
+  });
+});
+
+describe('errorReason', () => {
+  it('matches errors[].reason case-insensitively, on the error or in a JSON body', () => {
+    const p = errorReason('rateLimitExceeded', 'econnreset');
+    expect(p(withProps({ errors: [{ reason: 'notFound' }, { reason: 'rateLimitExceeded' }] }))).toBe(true);
+    expect(p(withProps({ errors: [{ reason: 'ECONNRESET' }] }))).toBe(true);
+    expect(p(withProps({ response: { data: { error: { errors: [{ reason: 'ratelimitexceeded' }] } } } }))).toBe(true);
+    expect(p(withProps({ response: { body: JSON.stringify({ error: { errors: [{ reason: 'rateLimitExceeded' }] } }) } }))).toBe(
+      true,
+    );
+    expect(p(withProps({ errors: [{ reason: 'notFound' }] }))).toBe(false);
+    expect(p(new Error('none'))).toBe(false);
+  });
+
+  it('rejects reasons that are not non-empty strings', () => {
+    expect(() => errorReason('')).toThrow(/errorReason: each reason must be a non-empty string, got ""/);
+    expect(() => errorReason(5 as never)).toThrow(TypeError);
+  });
+});
+
+describe('aborted', () => {
+  it('is HTTP 409 with status ABORTED, or gRPC ABORTED; never 409 ALREADY_EXISTS or a bare 409', () => {
+    expect(aborted(withProps({ status: 409, response: { data: { error: { status: 'ABORTED' } } } }))).toBe(true);
+    expect(aborted(withProps({ code: 10 }))).toBe(true);
+    expect(aborted(withProps({ status: 409, response: { data: { error: { status: 'ALREADY_EXISTS' } } } }))).toBe(false);
+    expect(aborted(withProps({ status: 409 }))).toBe(false);
+    expect(aborted(withProps({ code: 6 }))).toBe(false);
+  });
+});
+
+describe('isTransient and aborts', () => {
+  it('does not retry an AbortError found under cause, unless the abort was a timeout', () => {
+    const callerAbort = withProps({ config: { signal: AbortSignal.abort() } });
+    callerAbort.cause = withProps({ name: 'AbortError', type: 'aborted' });
+    expect(isTransient(callerAbort)).toBe(false);
+    const timeoutAbort = withProps({ config: { signal: AbortSignal.abort(new DOMException('t', 'TimeoutError')) } });
+    timeoutAbort.cause = withProps({ name: 'AbortError', type: 'aborted' });
+    expect(isTransient(timeoutAbort)).toBe(true);
+    expect(isTransient(new Error('wrapper', { cause: new DOMException('slow', 'TimeoutError') }))).toBe(true);
+  });
+});
+
+describe('DOMException codes are not gRPC codes', () => {
+  it('ignores the legacy numeric code of a DOMException', () => {
+    // NotFoundError's legacy code is 8 (RESOURCE_EXHAUSTED as a gRPC code), InvalidStateError's 11.
+    expect(grpcCodeOf(new DOMException('gone', 'NotFoundError'))).toBeUndefined();
+    expect(grpcCodeOf(new DOMException('bad state', 'InvalidStateError'))).toBeUndefined();
+    expect(isTransient(new DOMException('bad state', 'InvalidStateError'))).toBe(true);
+    expect(grpcCodeOf(withProps({ code: 8 }))).toBe(8);
+  });
+});

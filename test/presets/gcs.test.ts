@@ -1,0 +1,242 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type BackoffPolicy,
+  GCS_OPERATIONS,
+  GrpcStatus,
+  type GrpcStatusName,
+  RetryError,
+  type RetryOptions,
+  TimeoutError,
+  computeDelay,
+  gcs,
+  gcsIdempotency,
+  gcsIsIdempotent,
+  retry,
+} from '../../src/index.js';
+import { queueState } from '../../src/timer-queue.js';
+import { type InstalledClock, installClock, track } from '../helpers/clock.js';
+
+const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
+/** Cloud Storage's ApiError: the HTTP status in a numeric `code`, the JSON body's `errors`. */
+const apiError = (code: number, reason?: string): Error =>
+  withProps({ code, errors: reason === undefined ? [] : [{ reason, message: reason }] }, `HTTP ${code}`);
+const grpc = (name: GrpcStatusName): Error => withProps({ code: GrpcStatus[name], details: name });
+const retryable = (options: Readonly<RetryOptions>, error: unknown): boolean => {
+  const predicate = options.retryable;
+  if (predicate === undefined) throw new Error('preset without a retryable predicate');
+  return predicate(error);
+};
+const read = gcs({ operation: 'objects.get' });
+
+describe('gcs(): the values of the Cloud Storage retry guidance', () => {
+  it('backs off 1 s × 2 up to 64 s with up to 1 s added, and stops after 600 s', () => {
+    expect(read.backoff).toEqual({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } });
+    expect(read.deadlineMs).toBe(600_000);
+    // min(2^n + random_number_milliseconds/1000, 64) seconds with 250 ms of randomness.
+    const waits = Array.from({ length: 8 }, (_, n) => computeDelay(n, read.backoff as BackoffPolicy, () => 0.25));
+    expect(waits).toEqual([1250, 2250, 4250, 8250, 16_250, 32_250, 64_000, 64_000]);
+  });
+
+  it('is frozen, and shared between calls that override nothing', () => {
+    expect(Object.isFrozen(read) && Object.isFrozen(read.backoff) && Object.isFrozen(read.backoff?.jitter)).toBe(true);
+    expect(gcs({ operation: 'objects.list' })).toBe(read);
+    expect(gcs({ operation: 'objects.insert' })).toBe(gcs({ strategy: 'never' }));
+    const custom = gcs({ operation: 'objects.get', maxAttempts: 4 });
+    expect(Object.isFrozen(custom) && Object.isFrozen(custom.backoff)).toBe(true);
+    expect(custom.maxAttempts).toBe(4);
+  });
+
+  const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
+  it('retries 408, 429 and every 5xx, by status or by ApiError code', () => {
+    for (const status of [408, 429, ...FIVE_XX]) {
+      expect(retryable(read, apiError(status)), `code ${status}`).toBe(true);
+      expect(retryable(read, withProps({ status })), `status ${status}`).toBe(true);
+    }
+  });
+
+  it.each([400, 401, 403, 404, 409, 410, 412, 416])('does not retry HTTP %i', (status) => {
+    expect(retryable(read, apiError(status))).toBe(false);
+  });
+
+  it.each([
+    ['gRPC UNAVAILABLE', grpc('UNAVAILABLE'), true],
+    ['gRPC RESOURCE_EXHAUSTED', grpc('RESOURCE_EXHAUSTED'), true],
+    ['gRPC DEADLINE_EXCEEDED', grpc('DEADLINE_EXCEEDED'), true],
+    ['gRPC INTERNAL', grpc('INTERNAL'), true],
+    ['gRPC UNKNOWN', grpc('UNKNOWN'), true],
+    ['gRPC ABORTED', grpc('ABORTED'), false],
+    ['gRPC NOT_FOUND', grpc('NOT_FOUND'), false],
+    ['gRPC PERMISSION_DENIED', grpc('PERMISSION_DENIED'), false],
+    ['gRPC FAILED_PRECONDITION', grpc('FAILED_PRECONDITION'), false],
+    ['ECONNRESET', withProps({ code: 'ECONNRESET' }), true],
+    ['ETIMEDOUT', withProps({ code: 'ETIMEDOUT' }), true],
+    ['EPIPE', withProps({ code: 'EPIPE' }), true],
+    ['EAI_AGAIN', withProps({ code: 'EAI_AGAIN' }), true],
+    ['socket hang up', new Error('socket hang up'), true],
+    ['undici socket error under fetch', new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_SOCKET' }) }), true],
+    ['undici headers timeout', new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_HEADERS_TIMEOUT' }) }), true],
+    ['undici body timeout', new TypeError('terminated', { cause: withProps({ code: 'UND_ERR_BODY_TIMEOUT' }) }), true],
+    ['node-fetch request timeout', withProps({ name: 'FetchError', type: 'request-timeout' }), true],
+    ['retry()’s attempt timeout', new TimeoutError('attempt 2 timed out'), true],
+    ['403 rateLimitExceeded', apiError(403, 'rateLimitExceeded'), true],
+    ['403 userRateLimitExceeded', apiError(403, 'userRateLimitExceeded'), true],
+    ['400 backendError', apiError(400, 'backendError'), true],
+    ['internalError', apiError(400, 'internalError'), true],
+    ['reason econnreset (Storage’s client)', withProps({ errors: [{ reason: 'ECONNRESET' }] }), true],
+    ['reason unexpected connection closure', withProps({ errors: [{ reason: 'unexpected connection closure' }] }), true],
+    ['403 forbidden', apiError(403, 'forbidden'), false],
+    ['412 conditionNotMet', apiError(412, 'conditionNotMet'), false],
+    ['an error of unknown shape', new Error('something else'), false],
+    ['the caller’s abort', new DOMException('stop', 'AbortError'), false],
+  ])('%s → retried: %s', (_name, error, expected) => {
+    expect(retryable(read, error)).toBe(expected);
+  });
+});
+
+describe('gcs(): whether the request may be resent', () => {
+  it('follows the idempotency table and the preconditions under the default strategy', () => {
+    expect(gcs({ operation: 'objects.get' }).idempotent).toBe(true);
+    expect(gcs({ operation: 'buckets.insert' }).idempotent).toBe(true);
+    expect(gcs({ operation: 'objects.insert' }).idempotent).toBe(false);
+    expect(gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 } }).idempotent).toBe(true);
+    expect(gcs({ operation: 'objects.delete', preconditions: { generation: '1700000000000001' } }).idempotent).toBe(true);
+    expect(gcs({ operation: 'objects.patch', preconditions: { ifMetagenerationMatch: 3 } }).idempotent).toBe(true);
+    expect(gcs({ operation: 'objects.patch', preconditions: { ifGenerationMatch: 3 } }).idempotent).toBe(false);
+    expect(gcs({ operation: 'buckets.setIamPolicy', preconditions: { etag: 'CAE=' } }).idempotent).toBe(true);
+    expect(gcs({ operation: 'hmacKeys.update', preconditions: { etag: 'abc' } }).idempotent).toBe(true);
+    expect(gcs({ operation: 'hmacKeys.create' }).idempotent).toBe(false);
+    expect(gcs({ operation: 'bucketAccessControls.patch', preconditions: { etag: 'x' } }).idempotent).toBe(false);
+  });
+
+  it('agrees with gcsIsIdempotent for every operation, strategy and precondition set', () => {
+    const preconditionSets = [undefined, {}, { ifGenerationMatch: 0 }, { ifMetagenerationMatch: 1 }, { etag: 'e' }, { generation: 5 }];
+    for (const operation of GCS_OPERATIONS) {
+      for (const strategy of ['always', 'conditional', 'never'] as const) {
+        for (const preconditions of preconditionSets) {
+          expect(gcs({ operation, preconditions, strategy }).idempotent).toBe(gcsIsIdempotent(operation, preconditions, strategy));
+        }
+      }
+    }
+  });
+
+  it("'always' resends every operation, 'never' none, even without an operation", () => {
+    expect(gcs({ operation: 'hmacKeys.create', strategy: 'always' }).idempotent).toBe(true);
+    expect(gcs({ operation: 'objects.get', strategy: 'never' }).idempotent).toBe(false);
+    expect(gcs({ strategy: 'always' }).idempotent).toBe(true);
+    expect(gcs({ strategy: 'never' }).idempotent).toBe(false);
+  });
+
+  it('takes the caller’s own idempotent, boolean or function, when no operation is named', () => {
+    expect(gcs({ idempotent: true }).idempotent).toBe(true);
+    expect(gcs({ idempotent: false }).idempotent).toBe(false);
+    const decide = () => true;
+    expect(gcs({ idempotent: decide }).idempotent).toBe(decide);
+  });
+
+  it.each([
+    [undefined, TypeError, /gcs: options\.operation is required under strategy 'conditional' \(the default\)/],
+    [{}, TypeError, /gcs: options\.operation is required/],
+    [{ strategy: 'conditional' }, TypeError, /gcs: options\.operation is required/],
+    [{ maxAttempts: 3 }, TypeError, /gcs: options\.operation is required/],
+    [{ operation: 'objects.gett' }, TypeError, /Unknown Cloud Storage operation "objects\.gett": did you mean objects\.get\?/],
+    [{ operation: 'objects.fetch' }, TypeError, /Unknown Cloud Storage operation "objects\.fetch"/],
+    [{ operation: 'objects.insert', preconditions: { ifGenerationMatch: -1 } }, RangeError, /ifGenerationMatch must be a non-negative/],
+    [{ operation: 'objects.insert', preconditions: { IfGenerationMatch: 0 } }, TypeError, /did you mean ifGenerationMatch/],
+    [{ operation: 'objects.get', strategy: 'sometimes' }, TypeError, /Unknown Cloud Storage retry strategy "sometimes"/],
+    [{ strategy: 'alwayss' }, TypeError, /Unknown Cloud Storage retry strategy "alwayss".*did you mean always/],
+    [{ preconditions: { ifGenerationMatch: 0 } }, TypeError, /gcs: options\.preconditions mean nothing without options\.operation/],
+    [{ operation: 'objects.get', idempotent: true }, TypeError, /gcs: options\.idempotent decides by itself/],
+    [{ strategy: 'always', idempotent: false }, TypeError, /gcs: options\.idempotent decides by itself/],
+    [{ idempotent: 'yes' }, TypeError, /^gcs: options\.idempotent must be a boolean or a function, got "yes"$/],
+    [{ operation: 'objects.get', maxDelayMs: -5 }, RangeError, /^gcs: options\.maxDelayMs must be a finite number > 0/],
+    [{ operation: 'objects.get', deadlineMs: -5 }, RangeError, /^gcs: options\.deadlineMs must be a number > 0/],
+    [{ operation: 'objects.get', operaton: 'x' }, TypeError, /^gcs: unknown option "operaton" .*; gcs\(\) also takes operation, preconditions, strategy, maxDelayMs$/],
+    [{ operation: 'objects.get', backoff: { jitter: 'lots' } }, TypeError, /^gcs: options\.backoff\.jitter must be/],
+    ['objects.get', TypeError, /^gcs: options must be an object, got "objects\.get"$/],
+  ])('rejects %o at the call', (options, type, message) => {
+    const call = () => gcs(options as never);
+    expect(call).toThrow(type);
+    expect(call).toThrow(message);
+  });
+
+  it('lets every field be overridden', () => {
+    const preset = gcs({
+      operation: 'objects.insert',
+      preconditions: { ifGenerationMatch: 0 },
+      maxAttempts: 5,
+      maxDelayMs: 32_000,
+      deadlineMs: 120_000,
+      backoff: { initialDelayMs: 250 },
+    });
+    expect(preset).toMatchObject({ idempotent: true, maxAttempts: 5, deadlineMs: 120_000 });
+    expect(preset.backoff).toEqual({ initialDelayMs: 250, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } });
+    const mine = () => false;
+    expect(gcs({ operation: 'objects.get', retryable: mine }).retryable).toBe(mine);
+  });
+});
+
+describe('gcsIdempotency(operation, preconditions?)', () => {
+  it('accepts and validates preconditions without changing the class', () => {
+    expect(gcsIdempotency('objects.insert', { ifGenerationMatch: 0 })).toBe('conditional');
+    expect(gcsIdempotency('objects.get', {})).toBe('always');
+    expect(gcsIdempotency('hmacKeys.create', { etag: 'x' })).toBe('never');
+    expect(() => gcsIdempotency('objects.insert', { ifGenerationMatch: 1.5 })).toThrow(RangeError);
+    expect(() => gcsIdempotency('objects.insert', 'ifGenerationMatch=0' as never)).toThrow(
+      /preconditions must be an object or undefined/,
+    );
+  });
+});
+
+describe('gcs() in virtual time', () => {
+  let clock: InstalledClock;
+  beforeEach(() => {
+    clock = installClock();
+  });
+  afterEach(() => {
+    try {
+      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+      expect(clock.countTimers()).toBe(0);
+    } finally {
+      clock.uninstall();
+    }
+  });
+
+  it('retries a read on the seed’s schedule, capped at 64 s, until the 600 s deadline', async () => {
+    const starts: number[] = [];
+    const busy = apiError(503, 'backendError');
+    const p = track(
+      retry(() => {
+        starts.push(Date.now() / 1000);
+        return Promise.reject(busy);
+      }, gcs({ operation: 'objects.get', rng: () => 0 })),
+    );
+    await clock.tickAsync(600_000);
+    // Waits 1, 2, 4, …, 32, then 64 s each; 575 + 64 > 600, so the attempt at 575 s is the last.
+    expect(starts).toEqual([0, 1, 3, 7, 15, 31, 63, 127, 191, 255, 319, 383, 447, 511, 575]);
+    expect((p.error as RetryError).reason).toBe('deadline');
+  });
+
+  it('sends a conditional write without its precondition once, and one with it until it succeeds', async () => {
+    const busy = apiError(503);
+    const unsafe = vi.fn(() => Promise.reject(busy));
+    const p = track(retry(unsafe, gcs({ operation: 'objects.insert' })));
+    await clock.tickAsync(0);
+    expect(p.error).toBe(busy);
+    expect(unsafe).toHaveBeenCalledTimes(1);
+
+    const safe = vi.fn().mockRejectedValueOnce(busy).mockResolvedValue('created');
+    const q = track(retry(safe, gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, rng: () => 0 })));
+    await clock.tickAsync(1000);
+    expect(q.value).toBe('created');
+    expect(safe).toHaveBeenCalledTimes(2);
+  });
+
+  it("strategy 'never' disables retry", async () => {
+    const busy = apiError(503);
+    const fn = vi.fn(() => Promise.reject(busy));
+    const p = track(retry(fn, gcs({ operation: 'objects.get', strategy: 'never' })));
+    await clock.tickAsync(0);
+    expect(p.error).toBe(busy);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+});

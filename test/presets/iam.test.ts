@@ -1,0 +1,342 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  type AttemptContext,
+  type BackoffPolicy,
+  GrpcStatus,
+  type GrpcStatusName,
+  RetryError,
+  type RetryOptions,
+  TimeoutError,
+  computeDelay,
+  iam,
+  iamReadModifyWrite,
+  retry,
+} from '../../src/index.js';
+import { queueState } from '../../src/timer-queue.js';
+import { type InstalledClock, installClock, track } from '../helpers/clock.js';
+
+const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
+/** An HTTP error shaped the way gaxios shapes one: status, and Google's JSON error body. */
+const http = (status: number, googleStatus?: string): Error =>
+  withProps({ status, response: { status, data: { error: { code: status, status: googleStatus } } } }, `HTTP ${status}`);
+const grpc = (name: GrpcStatusName): Error => withProps({ code: GrpcStatus[name], details: name }, `${GrpcStatus[name]} ${name}`);
+const retryable = (options: Readonly<RetryOptions>, error: unknown): boolean => {
+  const predicate = options.retryable;
+  if (predicate === undefined) throw new Error('preset without a retryable predicate');
+  return predicate(error);
+};
+
+describe('iam(): the values of the IAM retry guidance', () => {
+  it('backs off 1 s × 2 up to 32 s with up to 1 s added, and stops after 300 s', () => {
+    const preset = iam();
+    expect(preset.backoff).toEqual({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } });
+    expect(preset.deadlineMs).toBe(300_000);
+    expect(preset.idempotent).toBeUndefined();
+    // min(2^n + random_fraction, 32) seconds, random_fraction = 0.5.
+    const waits = Array.from({ length: 8 }, (_, n) => computeDelay(n, preset.backoff as BackoffPolicy, () => 0.5));
+    expect(waits).toEqual([1500, 2500, 4500, 8500, 16_500, 32_000, 32_000, 32_000]);
+  });
+
+  it('is frozen through and through, and the same object every time it has no options', () => {
+    const preset = iam();
+    expect(Object.isFrozen(preset)).toBe(true);
+    expect(Object.isFrozen(preset.backoff)).toBe(true);
+    expect(Object.isFrozen(preset.backoff?.jitter)).toBe(true);
+    expect(iam()).toBe(preset);
+    expect(iam({})).toBe(preset);
+    expect(iam({ retryNotFound: false, maxAttempts: undefined })).toBe(preset);
+    expect(iam({ retryNotFound: true })).toBe(iam({ retryNotFound: true }));
+    const custom = iam({ maxAttempts: 3 });
+    expect(Object.isFrozen(custom) && Object.isFrozen(custom.backoff) && Object.isFrozen(custom.backoff?.jitter)).toBe(true);
+  });
+
+  it.each([
+    ['HTTP 500', http(500), true],
+    ['HTTP 502', http(502), true],
+    ['HTTP 503', http(503), true],
+    ['HTTP 504', http(504), true],
+    ['gRPC INTERNAL', grpc('INTERNAL'), true],
+    ['gRPC UNKNOWN', grpc('UNKNOWN'), true],
+    ['gRPC UNAVAILABLE', grpc('UNAVAILABLE'), true],
+    ['gRPC DEADLINE_EXCEEDED', grpc('DEADLINE_EXCEEDED'), true],
+    ['ECONNRESET', withProps({ code: 'ECONNRESET' }), true],
+    ['fetch failed (ECONNREFUSED)', new TypeError('fetch failed', { cause: withProps({ code: 'ECONNREFUSED' }) }), true],
+    ['socket hang up', new Error('socket hang up'), true],
+    ['retry()’s attempt timeout', new TimeoutError('attempt 1 timed out after 10 ms'), true],
+    ['HTTP 409 ABORTED (alone)', http(409, 'ABORTED'), false],
+    ['HTTP 409 ALREADY_EXISTS', http(409, 'ALREADY_EXISTS'), false],
+    ['HTTP 409 without a status', http(409), false],
+    ['gRPC ABORTED (alone)', grpc('ABORTED'), false],
+    ['gRPC ALREADY_EXISTS', grpc('ALREADY_EXISTS'), false],
+    ['HTTP 404', http(404, 'NOT_FOUND'), false],
+    ['gRPC NOT_FOUND', grpc('NOT_FOUND'), false],
+    ['HTTP 429', http(429, 'RESOURCE_EXHAUSTED'), false],
+    ['gRPC RESOURCE_EXHAUSTED', grpc('RESOURCE_EXHAUSTED'), false],
+    ['HTTP 400', http(400, 'INVALID_ARGUMENT'), false],
+    ['HTTP 403', http(403, 'PERMISSION_DENIED'), false],
+    ['gRPC PERMISSION_DENIED', grpc('PERMISSION_DENIED'), false],
+    ['HTTP 501', http(501), false],
+    ['an error of unknown shape', new Error('something else'), false],
+    ['the caller’s abort', new DOMException('stop', 'AbortError'), false],
+  ])('%s → retried: %s', (_name, error, expected) => {
+    expect(retryable(iam(), error)).toBe(expected);
+  });
+
+  it('retries 404 / NOT_FOUND only with retryNotFound (eventual consistency after a create)', () => {
+    const preset = iam({ retryNotFound: true });
+    expect(retryable(preset, http(404, 'NOT_FOUND'))).toBe(true);
+    expect(retryable(preset, grpc('NOT_FOUND'))).toBe(true);
+    expect(retryable(preset, http(503))).toBe(true);
+    expect(retryable(preset, http(409, 'ABORTED'))).toBe(false);
+    expect(retryable(preset, http(403))).toBe(false);
+  });
+
+  it('lets every field be overridden; backoff merges field by field', async () => {
+    const preset = iam({ maxDelayMs: 64_000, maxAttempts: 5, backoff: { initialDelayMs: 500 }, deadlineMs: 60_000 });
+    expect(preset.backoff).toEqual({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } });
+    expect(preset.maxAttempts).toBe(5);
+    expect(preset.deadlineMs).toBe(60_000);
+    expect(iam({ backoff: { maxDelayMs: 64_000 } }).backoff?.maxDelayMs).toBe(64_000);
+    expect(iam({ maxDelayMs: 64_000, backoff: { maxDelayMs: 64_000 } }).backoff?.maxDelayMs).toBe(64_000);
+    expect(iam({ backoff: { jitter: 'full' } }).backoff?.jitter).toBe('full');
+    // Values other than 32 or 64 s are allowed: Google's own tools use 60 s.
+    expect(iam({ maxDelayMs: 60_000 }).backoff?.maxDelayMs).toBe(60_000);
+    // A caller's predicate replaces the preset's.
+    const mine = () => true;
+    expect(iam({ retryable: mine }).retryable).toBe(mine);
+    // Undefined counts as absent, as in retry().
+    expect(iam({ deadlineMs: undefined, backoff: { initialDelayMs: undefined } })).toEqual(iam());
+    // A caller's jitter object is copied and frozen: mutating it later changes nothing.
+    const jitter = { additiveMs: 10 };
+    const frozen = iam({ backoff: { jitter } });
+    jitter.additiveMs = 99;
+    expect(frozen.backoff?.jitter).toEqual({ additiveMs: 10 });
+    await expect(retry(async () => 'ok', preset)).resolves.toBe('ok');
+  });
+
+  it.each([
+    [{ maxDelayMs: 0 }, RangeError, /^iam: options\.maxDelayMs must be a finite number > 0 .* got 0$/],
+    [{ maxDelayMs: Number.POSITIVE_INFINITY }, RangeError, /iam: options\.maxDelayMs .* got Infinity/],
+    [{ maxDelayMs: Number.NaN }, RangeError, /iam: options\.maxDelayMs .* got NaN/],
+    [{ maxDelayMs: '32000' }, RangeError, /iam: options\.maxDelayMs .* got "32000"/],
+    [{ maxDelayMs: 500 }, RangeError, /^iam: options\.backoff\.maxDelayMs must be .* >= initialDelayMs \(1000\), got 500$/],
+    [{ maxDelayMs: 32_000, backoff: { maxDelayMs: 64_000 } }, TypeError, /iam: options\.maxDelayMs \(32000\) and options\.backoff\.maxDelayMs \(64000\) disagree/],
+    [{ deadlineMs: 0 }, RangeError, /^iam: options\.deadlineMs must be a number > 0/],
+    [{ deadlineMs: '300s' }, RangeError, /^iam: options\.deadlineMs .* got "300s"/],
+    [{ deadlineMs: Number.POSITIVE_INFINITY }, RangeError, /iam: options\.maxAttempts and options\.deadlineMs are both Infinity/],
+    [{ retryNotFound: 'yes' }, TypeError, /^iam: options\.retryNotFound must be a boolean, got "yes"$/],
+    [{ retryNotFound: true, retryable: () => true }, TypeError, /iam: options\.retryNotFound has no effect when options\.retryable is given/],
+    [{ retryNotFund: true }, TypeError, /^iam: unknown option "retryNotFund" .*; iam\(\) also takes retryNotFound, maxDelayMs$/],
+    [{ maxAttempt: 3 }, TypeError, /^iam: unknown option "maxAttempt"/],
+    [{ backoff: { initial: 5 } }, TypeError, /^iam: options\.backoff\.initial is not a backoff option/],
+    [{ backoff: 5 }, TypeError, /^iam: options\.backoff must be an object, got 5$/],
+    [{ backoff: { multiplier: 0.5 } }, RangeError, /^iam: options\.backoff\.multiplier must be a finite number >= 1/],
+    [{ retryable: 'all' }, TypeError, /^iam: options\.retryable must be a function/],
+    [null, TypeError, /^iam: options must be an object, got null$/],
+    [[], TypeError, /^iam: options must be an object/],
+  ])('rejects %o at the call, naming the field', (options, type, message) => {
+    const call = () => iam(options as never);
+    expect(call).toThrow(type);
+    expect(call).toThrow(message);
+  });
+
+  it('keeps retry()’s error as the cause of a renamed validation error', () => {
+    try {
+      iam({ maxAttempts: 0 });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(RangeError);
+      expect((error as Error).message).toMatch(/^iam: options\.maxAttempts must be an integer >= 1/);
+      expect((error as Error).cause).toBeInstanceOf(RangeError);
+      expect(((error as Error).cause as Error).message).toMatch(/^retry: /);
+    }
+  });
+});
+
+describe('iam() and iamReadModifyWrite() in virtual time', () => {
+  let clock: InstalledClock;
+  beforeEach(() => {
+    clock = installClock();
+  });
+  afterEach(() => {
+    try {
+      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+      expect(clock.countTimers()).toBe(0);
+    } finally {
+      clock.uninstall();
+    }
+  });
+
+  it('retries a 503 on the seed’s schedule and gives up at once when the next wait would pass 300 s', async () => {
+    const starts: number[] = [];
+    const unavailable = http(503);
+    const p = track(
+      retry(
+        () => {
+          starts.push(Date.now());
+          return Promise.reject(unavailable);
+        },
+        iam({ rng: () => 0 }),
+      ),
+    );
+    await clock.tickAsync(300_000);
+    // Waits of 1, 2, 4, 8, 16, 32, 32, … s: the attempt at 287 s is the last, as 287 + 32 > 300.
+    expect(starts.map((t) => t / 1000)).toEqual([0, 1, 3, 7, 15, 31, 63, 95, 127, 159, 191, 223, 255, 287]);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).cause).toBe(unavailable);
+  });
+
+  it('rejects a lone 409 ABORTED unchanged and at once', async () => {
+    const conflict = http(409, 'ABORTED');
+    const fn = vi.fn(() => Promise.reject(conflict));
+    const p = track(retry(fn, iam()));
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBe(conflict);
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+
+  /** A policy store with etags; `interfere` changes it behind the reader's back after reads listed. */
+  function policyStore(interfereAfterReads: number[] = []) {
+    let policy = { etag: 'e0', bindings: [] as string[] };
+    let version = 0;
+    const log: string[] = [];
+    const read = vi.fn(async (ctx: AttemptContext) => {
+      log.push(`read#${ctx.attempt}`);
+      const snapshot = structuredClone(policy);
+      if (interfereAfterReads.includes(read.mock.calls.length)) {
+        policy = { etag: `e${++version}`, bindings: [...policy.bindings, 'other'] };
+      }
+      return snapshot;
+    });
+    const write = vi.fn(async (next: typeof policy, ctx: AttemptContext) => {
+      log.push(`write#${ctx.attempt}`);
+      if (next.etag !== policy.etag) throw http(409, 'ABORTED');
+      policy = { etag: `e${++version}`, bindings: next.bindings };
+      return policy;
+    });
+    return { read, write, log, current: () => policy };
+  }
+
+  const addMe = (p: { etag: string; bindings: string[] }) =>
+    p.bindings.includes('me') ? undefined : { ...p, bindings: [...p.bindings, 'me'] };
+
+  it('reruns the whole read → modify → write on 409 ABORTED, with the attempt’s context', async () => {
+    const store = policyStore([1, 2]);
+    const p = track(iamReadModifyWrite({ read: store.read, modify: addMe, write: store.write }, { rng: () => 0 }));
+    await clock.tickAsync(10_000);
+    expect(p.state).toBe('resolved');
+    expect(store.log).toEqual(['read#1', 'write#1', 'read#2', 'write#2', 'read#3', 'write#3']);
+    expect(store.current().bindings).toEqual(['other', 'other', 'me']);
+    expect(p.value).toEqual(store.current());
+    // The read and write of one pass share one context.
+    expect(store.read.mock.calls.map(([ctx]) => ctx.attempt)).toEqual([1, 2, 3]);
+    expect(store.write.mock.calls.map(([, ctx]) => ctx)).toEqual(store.read.mock.calls.map(([ctx]) => ctx));
+  });
+
+  it('reruns on gRPC ABORTED and on the iam() transient errors of any step', async () => {
+    const read = vi
+      .fn<(ctx: AttemptContext) => Promise<string>>()
+      .mockRejectedValueOnce(grpc('UNAVAILABLE'))
+      .mockResolvedValue('v');
+    const write = vi
+      .fn<(next: string) => Promise<string>>()
+      .mockRejectedValueOnce(grpc('ABORTED'))
+      .mockRejectedValueOnce(http(503))
+      .mockResolvedValue('written');
+    const p = track(iamReadModifyWrite({ read, modify: (v) => `${v}!`, write }, { rng: () => 0 }));
+    await clock.tickAsync(20_000);
+    expect(p.value).toBe('written');
+    expect(read).toHaveBeenCalledTimes(4);
+    expect(write.mock.calls.map(([next]) => next)).toEqual(['v!', 'v!', 'v!']);
+  });
+
+  it('stops without writing when modify returns undefined', async () => {
+    const store = policyStore();
+    const write = vi.fn(store.write);
+    const p = track(iamReadModifyWrite({ read: store.read, modify: () => undefined, write }));
+    await clock.tickAsync(0);
+    expect(p.state).toBe('resolved');
+    expect(p.value).toBeUndefined();
+    expect(write).not.toHaveBeenCalled();
+  });
+
+  it('does not retry 409 ALREADY_EXISTS, or errors iam() does not retry', async () => {
+    for (const error of [http(409, 'ALREADY_EXISTS'), grpc('ALREADY_EXISTS'), http(403), http(404), new Error('bug in modify')]) {
+      const read = vi.fn(async () => 'v');
+      const p = track(iamReadModifyWrite({ read, modify: (v) => v, write: () => Promise.reject(error) }));
+      await clock.tickAsync(0);
+      expect(p.state).toBe('rejected');
+      expect(p.error).toBe(error);
+      expect(read).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('retries a 404 read with retryNotFound; runs under one deadline and the given limits', async () => {
+    const read = vi.fn<(ctx: AttemptContext) => Promise<string>>().mockRejectedValueOnce(http(404)).mockResolvedValue('v');
+    const p = track(iamReadModifyWrite({ read, modify: (v) => v, write: async (v) => v }, { retryNotFound: true, rng: () => 0 }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('v');
+
+    const conflict = http(409, 'ABORTED');
+    const always = track(
+      iamReadModifyWrite({ read: async () => 'v', modify: (v) => v, write: () => Promise.reject(conflict) }, { maxAttempts: 3 }),
+    );
+    await clock.tickAsync(10_000);
+    expect(always.error).toBeInstanceOf(RetryError);
+    expect((always.error as RetryError).reason).toBe('attempts');
+    expect((always.error as RetryError).cause).toBe(conflict);
+
+    const slow = track(
+      iamReadModifyWrite(
+        { read: async () => 'v', modify: (v) => v, write: () => Promise.reject(conflict) },
+        { deadlineMs: 5000, rng: () => 0 },
+      ),
+    );
+    await clock.tickAsync(5000);
+    expect((slow.error as RetryError).reason).toBe('deadline');
+    expect((slow.error as RetryError).elapsedMs).toBeLessThanOrEqual(5000);
+  });
+
+  it('lets a caller’s retryable replace the whole classification, ABORTED included', async () => {
+    const conflict = http(409, 'ABORTED');
+    const p = track(
+      iamReadModifyWrite({ read: async () => 'v', modify: (v) => v, write: () => Promise.reject(conflict) }, { retryable: () => false }),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toBe(conflict);
+  });
+
+  it('calls the steps as methods, so an object’s `this` is kept', async () => {
+    const steps = {
+      value: 'from this',
+      async read() {
+        return this.value;
+      },
+      modify(current: string) {
+        return `${current}!`;
+      },
+      async write(next: string) {
+        return `${next} (${this.value})`;
+      },
+    };
+    await expect(iamReadModifyWrite(steps)).resolves.toBe('from this! (from this)');
+  });
+
+  it('throws synchronously for bad steps or options, before any step runs', () => {
+    const read = vi.fn(async () => 1);
+    expect(() => iamReadModifyWrite(null as never)).toThrow(/iamReadModifyWrite: steps must be an object \{ read, modify, write \}, got null/);
+    expect(() => iamReadModifyWrite({ read, modify: (v: number) => v } as never)).toThrow(
+      /iamReadModifyWrite: steps\.write must be a function, got undefined/,
+    );
+    expect(() => iamReadModifyWrite({ read, modify: (v) => v, write: async (v) => v }, { maxAtempts: 2 } as never)).toThrow(
+      /^iamReadModifyWrite: unknown option "maxAtempts"/,
+    );
+    expect(() => iamReadModifyWrite({ read, modify: (v) => v, write: async (v) => v }, { maxDelayMs: -1 })).toThrow(
+      /^iamReadModifyWrite: options\.maxDelayMs/,
+    );
+    expect(read).not.toHaveBeenCalled();
+  });
+});
