@@ -1,10 +1,18 @@
 // Interleaving fuzz: random attempt outcomes, latencies, deadlines, attempt timeouts, caller
-// aborts and Retry-After hints, all in virtual time, checking the promises retry() makes on
+// aborts, retry budgets and Retry-After hints, all in virtual time, checking the promises retry() makes on
 // every run. `npm test` runs 500 cases; `npm run fuzz` runs FUZZ_RUNS (10,000).
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BackoffPolicy, RetryError, type RetryEvent, computeDelay, retry, retryAfterMsOf } from '../../src/index.js';
+import {
+  type BackoffPolicy,
+  RetryError,
+  type RetryEvent,
+  computeDelay,
+  createRetryBudget,
+  retry,
+  retryAfterMsOf,
+} from '../../src/index.js';
 import { queueState } from '../../src/timer-queue.js';
 import { installClock } from '../helpers/clock.js';
 
@@ -52,6 +60,8 @@ const scenarioArb = fc.record(
     maxAttempts: fc.integer({ min: 1, max: 15 }),
     abortAtMs: fc.integer({ min: 0, max: 60_000 }),
     randoms: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 16 }),
+    // A shared budget, already partly drained by other calls.
+    budget: fc.record({ maxTokens: fc.integer({ min: 1, max: 10 }), drained: fc.integer({ min: 0, max: 10 }) }),
   },
   { requiredKeys: ['outcomes', 'policy', 'deadlineMs', 'maxAttempts', 'randoms'] },
 );
@@ -79,6 +89,8 @@ async function runScenario(s: Scenario): Promise<void> {
       usedRandoms.push(r);
       return r;
     };
+    const budget = s.budget === undefined ? undefined : createRetryBudget({ maxTokens: s.budget.maxTokens, tokenRatio: 0.1 });
+    for (let i = 0; i < (s.budget?.drained ?? 0); i++) budget?.record(false);
     const onRetry = (event: RetryEvent) => {
       events.push(event);
     };
@@ -124,6 +136,7 @@ async function runScenario(s: Scenario): Promise<void> {
         signal: controller.signal,
         rng: recordingRng,
         onRetry,
+        ...(budget === undefined ? {} : { budget }),
       },
     );
     promise.then(
@@ -171,7 +184,13 @@ async function runScenario(s: Scenario): Promise<void> {
     if (outcome.error instanceof RetryError) {
       expect(outcome.error.attempts).toBe(calls);
       if (outcome.error.reason === 'attempts') expect(calls).toBe(s.maxAttempts);
+      if (outcome.error.reason === 'budget') expect(budget?.canRetry()).toBe(false);
       expect(outcome.error.elapsedMs).toBeLessThanOrEqual(s.deadlineMs);
+    }
+    // The budget never leaves its bounds.
+    if (budget !== undefined) {
+      expect(budget.tokens).toBeGreaterThanOrEqual(0);
+      expect(budget.tokens).toBeLessThanOrEqual(budget.maxTokens);
     }
     // Nothing of the library is left behind.
     expect(queueState()).toEqual({ queued: 0, timerArmed: false });
