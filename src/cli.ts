@@ -10,7 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type RunRequest, type TokenizeArgs, UsageError, readArgs } from './cli/args.js';
+import { type CliRequest, type RunRequest, type TokenizeArgs, UsageError, readArgs } from './cli/args.js';
 import { formatDuration } from './cli/duration.js';
 import { type CommandOutcome, CommandFailed, exitStatusOf, retryLine, retryableExit } from './cli/exit-status.js';
 import { renderSchedule } from './cli/schedule.js';
@@ -37,7 +37,7 @@ main(process.argv.slice(2)).then(
 );
 
 async function main(argv: string[]): Promise<number> {
-  let request;
+  let request: CliRequest;
   try {
     request = readArgs(argv, tokenize);
   } catch (error) {

@@ -6,7 +6,7 @@ import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, rea
 import { formatDuration, parseDuration } from '../src/cli/duration.js';
 import { CommandFailed, type CommandOutcome, exitStatusOf, retryLine, retryableExit } from '../src/cli/exit-status.js';
 import { renderSchedule, scheduleRows } from '../src/cli/schedule.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, computeDelay } from '../src/index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, computeDelay, gcs, iam } from '../src/index.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {
@@ -148,6 +148,18 @@ describe('readArgs: run', () => {
     expect(readRun(['--preset', 'gcs', '--max-delay', '10s', '--deadline', '1m', '--', 'x'])).toMatchObject({
       backoff: { ...GCS_BACKOFF, maxDelayMs: 10_000 },
       deadlineMs: 60_000,
+    });
+  });
+
+  it('follows the library presets, so the command cannot drift from iam() and gcs()', () => {
+    expect(readRun(['--preset', 'iam', '--', 'x'])).toMatchObject({
+      backoff: { ...DEFAULT_BACKOFF, ...iam().backoff },
+      deadlineMs: iam().deadlineMs,
+    });
+    const library = gcs({ strategy: 'always' });
+    expect(readRun(['--preset', 'gcs', '--', 'x'])).toMatchObject({
+      backoff: { ...DEFAULT_BACKOFF, ...library.backoff },
+      deadlineMs: library.deadlineMs,
     });
   });
 

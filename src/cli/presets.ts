@@ -1,8 +1,16 @@
 /**
- * The backoff and deadline that `--preset` selects. The CLI only needs these two parts of a
- * preset: whether an exit code is worth retrying is the CLI's own rule (`--retry-on`).
+ * The backoff and deadline that `--preset` selects, read from the library's own presets so
+ * the command cannot drift from them. The CLI only needs these two parts of a preset: whether
+ * an exit code is worth retrying is the CLI's own rule (`--retry-on`).
  */
-import type { BackoffPolicy } from '../index.js';
+import {
+  type BackoffPolicy,
+  DEFAULT_BACKOFF,
+  DEFAULT_DEADLINE_MS,
+  type RetryOptions,
+  gcs,
+  iam,
+} from '../index.js';
 
 /** What `--preset` contributes: the delay schedule and the overall deadline. */
 export interface CliPreset {
@@ -13,24 +21,23 @@ export interface CliPreset {
 /** Names accepted by `--preset`. */
 export type CliPresetName = 'iam' | 'gcs';
 
-// TODO(presets): read these from iam() and gcs() once src/presets/iam.ts and gcs.ts exist,
-// so the CLI cannot drift from the library. Until then: the values DESIGN.md documents.
-const GOOGLE_JITTER = Object.freeze({ additiveMs: 1000 });
+function backoffAndDeadline(options: Readonly<RetryOptions>): CliPreset {
+  return Object.freeze({
+    backoff: Object.freeze({ ...DEFAULT_BACKOFF, ...options.backoff }),
+    deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS,
+  });
+}
 
 /**
- * Backoff and deadline of the Google Cloud presets: IAM waits 1 s doubling up to 32 s with up
- * to 1 s added at random, for at most 300 s; Cloud Storage the same up to 64 s, for 600 s.
+ * Backoff and deadline of `iam()` and `gcs()`: IAM waits 1 s doubling up to 32 s with up to
+ * 1 s added at random, for at most 300 s; Cloud Storage the same up to 64 s, for 600 s.
  *
  * @example
  * CLI_PRESETS.gcs.backoff.maxDelayMs; // 64000
  */
 export const CLI_PRESETS: Readonly<Record<CliPresetName, CliPreset>> = Object.freeze({
-  iam: Object.freeze({
-    backoff: Object.freeze({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: GOOGLE_JITTER }),
-    deadlineMs: 300_000,
-  }),
-  gcs: Object.freeze({
-    backoff: Object.freeze({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: GOOGLE_JITTER }),
-    deadlineMs: 600_000,
-  }),
+  iam: backoffAndDeadline(iam()),
+  // gcs() wants to know the operation to judge idempotency; a command is not an API call, and
+  // whoever wraps it in tenacious has decided that running it again is safe.
+  gcs: backoffAndDeadline(gcs({ strategy: 'always' })),
 });
