@@ -29,6 +29,7 @@ export {
   systemCodeOf,
 } from './errors.js';
 export {
+  type HttpStatusClass,
   NETWORK_ERROR_CODES,
   type RetryPredicate,
   TRANSIENT_GRPC_CODES,

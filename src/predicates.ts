@@ -18,22 +18,32 @@ import type { AttemptContext } from './retry.js';
 /** Decides whether an error is worth retrying. The context is absent when called outside `retry()`. */
 export type RetryPredicate = (error: unknown, ctx?: AttemptContext) => boolean;
 
+/** A whole class of HTTP statuses, e.g. `'5xx'` for 500–599. */
+export type HttpStatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
+
 /**
- * True when the error carries one of the given HTTP statuses (see `httpStatusOf`).
+ * True when the error carries one of the given HTTP statuses (see `httpStatusOf`). A class
+ * such as `'5xx'` stands for all hundred statuses in it.
  *
  * @example
  * retry(call, { retryable: httpStatus(429, 503) });
+ * retry(call, { retryable: httpStatus(408, 429, '5xx') }); // Cloud Storage's list
  */
-export function httpStatus(...codes: number[]): RetryPredicate {
+export function httpStatus(...codes: Array<number | HttpStatusClass>): RetryPredicate {
+  const wanted = new Set<number>();
+  const classes = new Set<number>();
   for (const code of codes) {
-    if (!Number.isInteger(code) || code < 100 || code > 599) {
-      throw new RangeError(`httpStatus: each code must be an integer from 100 to 599, got ${describe(code)}`);
+    if (typeof code === 'string' && /^[1-5]xx$/.test(code)) classes.add(Number(code[0]));
+    else if (typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
+    else {
+      throw new RangeError(
+        `httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got ${describe(code)}`,
+      );
     }
   }
-  const wanted = new Set(codes);
   return (error) => {
     const status = httpStatusOf(error);
-    return status !== undefined && wanted.has(status);
+    return status !== undefined && (wanted.has(status) || classes.has(Math.floor(status / 100)));
   };
 }
 

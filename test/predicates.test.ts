@@ -25,6 +25,11 @@ describe('httpStatus / grpcCode', () => {
     expect(p(withProps({ status: 500 }))).toBe(false);
     expect(p(new Error('no status'))).toBe(false);
 
+    const serverErrors = httpStatus(408, '5xx');
+    for (const status of [408, 500, 501, 503, 599]) expect(serverErrors(withProps({ status }))).toBe(true);
+    for (const status of [400, 404, 429, 499]) expect(serverErrors(withProps({ status }))).toBe(false);
+    expect(httpStatus('4xx')(withProps({ status: 404 }))).toBe(true);
+
     const g = grpcCode('UNAVAILABLE', GrpcStatus.ABORTED);
     expect(g(withProps({ code: 14 }))).toBe(true);
     expect(g(withProps({ code: 10 }))).toBe(true);
@@ -34,8 +39,10 @@ describe('httpStatus / grpcCode', () => {
   });
 
   it('reject bad codes up front', () => {
-    expect(() => httpStatus(99)).toThrow(/httpStatus: each code must be an integer from 100 to 599, got 99/);
+    expect(() => httpStatus(99)).toThrow(/httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got 99/);
     expect(() => httpStatus(503.5)).toThrow(RangeError);
+    expect(() => httpStatus('6xx' as never)).toThrow(/got "6xx"/);
+    expect(() => httpStatus('5XX' as never)).toThrow(RangeError);
     expect(() => grpcCode('UNAVAILABLEE' as 'UNAVAILABLE')).toThrow(/grpcCode: .* got "UNAVAILABLEE"/);
     expect(() => grpcCode(17)).toThrow(RangeError);
   });

@@ -221,8 +221,8 @@ const MAKES_IDEMPOTENT: Record<ConditionalOperation, readonly PreconditionField[
  * Every operation the table classifies, in table order (grouped by resource). Frozen, so it
  * can be shared safely; handy for documentation and for exhaustive tests.
  */
-export const GCS_OPERATIONS: readonly GcsOperation[] = Object.freeze(
-  Object.keys(IDEMPOTENCY) as GcsOperation[],
+export const GCS_OPERATIONS: readonly GcsOperation[] = /* @__PURE__ */ Object.freeze(
+  /* @__PURE__ */ Object.keys(IDEMPOTENCY) as GcsOperation[],
 );
 
 /**

@@ -6,7 +6,6 @@
  * Source: the IAM page "Retry failed requests" (seed 000).
  */
 import { describe } from '../describe.js';
-import { GrpcStatus } from '../errors.js';
 import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
 import { buildPreset, checkBoolean, checkMaxDelay, freezeBackoff, isEmpty, optionsBag, validated } from './preset.js';
@@ -27,7 +26,7 @@ export interface IamOptions extends RetryOptions {
 }
 
 /** IAM's backoff: `min(2^n + random_fraction, 32)` seconds, i.e. 1 s × 2 up to 32 s plus up to 1 s. */
-const IAM_BACKOFF = freezeBackoff({
+const IAM_BACKOFF = /* @__PURE__ */ freezeBackoff({
   initialDelayMs: 1000,
   multiplier: 2,
   maxDelayMs: 32_000,
@@ -44,13 +43,17 @@ const IAM_DEADLINE_MS = 300_000;
  * iamReadModifyWrite) and ALREADY_EXISTS means "done already". Not 429: the page lists only
  * the 5xx, and retries of a quota error spend the quota the page warns about.
  */
-const IAM_TRANSIENT = anyOf(
-  httpStatus(500, 502, 503, 504),
-  grpcCode('INTERNAL', 'UNKNOWN', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'),
+const IAM_TRANSIENT = /* @__PURE__ */ anyOf(
+  /* @__PURE__ */ httpStatus(500, 502, 503, 504),
+  /* @__PURE__ */ grpcCode('INTERNAL', 'UNKNOWN', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'),
   networkError,
   timedOut,
 );
-const IAM_TRANSIENT_OR_NOT_FOUND = anyOf(IAM_TRANSIENT, httpStatus(404), grpcCode(GrpcStatus.NOT_FOUND));
+const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
+  IAM_TRANSIENT,
+  /* @__PURE__ */ httpStatus(404),
+  /* @__PURE__ */ grpcCode('NOT_FOUND'),
+);
 
 const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
 
@@ -58,11 +61,12 @@ const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
   validated('iam', IAM_OWN_KEYS, Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable }));
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
-// their validated form, so `retry(fn, iam())` costs no validation at all.
-const IAM = presetFor(IAM_TRANSIENT);
-const IAM_WITH_NOT_FOUND = presetFor(IAM_TRANSIENT_OR_NOT_FOUND);
-const IAM_READ_MODIFY_WRITE = presetFor(anyOf(IAM_TRANSIENT, aborted));
-const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = presetFor(anyOf(IAM_TRANSIENT_OR_NOT_FOUND, aborted));
+// their validated form, so `retry(fn, iam())` costs no validation at all. The pure marks let a
+// bundler drop all of this from an app that never uses the IAM preset.
+const IAM = /* @__PURE__ */ presetFor(IAM_TRANSIENT);
+const IAM_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(IAM_TRANSIENT_OR_NOT_FOUND);
+const IAM_READ_MODIFY_WRITE = /* @__PURE__ */ presetFor(/* @__PURE__ */ anyOf(IAM_TRANSIENT, aborted));
+const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(/* @__PURE__ */ anyOf(IAM_TRANSIENT_OR_NOT_FOUND, aborted));
 
 /**
  * Retry options for calls to the IAM API (and other Google APIs that follow its guidance), as

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type BackoffPolicy,
@@ -11,6 +12,7 @@ import {
   gcs,
   gcsIdempotency,
   gcsIsIdempotent,
+  gcsPreconditionMet,
   retry,
 } from '../../src/index.js';
 import { queueState } from '../../src/timer-queue.js';
@@ -59,36 +61,36 @@ describe('gcs(): the values of the Cloud Storage retry guidance', () => {
   });
 
   it.each([
-    ['gRPC UNAVAILABLE', grpc('UNAVAILABLE'), true],
-    ['gRPC RESOURCE_EXHAUSTED', grpc('RESOURCE_EXHAUSTED'), true],
-    ['gRPC DEADLINE_EXCEEDED', grpc('DEADLINE_EXCEEDED'), true],
-    ['gRPC INTERNAL', grpc('INTERNAL'), true],
-    ['gRPC UNKNOWN', grpc('UNKNOWN'), true],
-    ['gRPC ABORTED', grpc('ABORTED'), false],
-    ['gRPC NOT_FOUND', grpc('NOT_FOUND'), false],
-    ['gRPC PERMISSION_DENIED', grpc('PERMISSION_DENIED'), false],
-    ['gRPC FAILED_PRECONDITION', grpc('FAILED_PRECONDITION'), false],
-    ['ECONNRESET', withProps({ code: 'ECONNRESET' }), true],
-    ['ETIMEDOUT', withProps({ code: 'ETIMEDOUT' }), true],
-    ['EPIPE', withProps({ code: 'EPIPE' }), true],
-    ['EAI_AGAIN', withProps({ code: 'EAI_AGAIN' }), true],
-    ['socket hang up', new Error('socket hang up'), true],
-    ['undici socket error under fetch', new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_SOCKET' }) }), true],
-    ['undici headers timeout', new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_HEADERS_TIMEOUT' }) }), true],
-    ['undici body timeout', new TypeError('terminated', { cause: withProps({ code: 'UND_ERR_BODY_TIMEOUT' }) }), true],
-    ['node-fetch request timeout', withProps({ name: 'FetchError', type: 'request-timeout' }), true],
-    ['retry()’s attempt timeout', new TimeoutError('attempt 2 timed out'), true],
-    ['403 rateLimitExceeded', apiError(403, 'rateLimitExceeded'), true],
-    ['403 userRateLimitExceeded', apiError(403, 'userRateLimitExceeded'), true],
-    ['400 backendError', apiError(400, 'backendError'), true],
-    ['internalError', apiError(400, 'internalError'), true],
-    ['reason econnreset (Storage’s client)', withProps({ errors: [{ reason: 'ECONNRESET' }] }), true],
-    ['reason unexpected connection closure', withProps({ errors: [{ reason: 'unexpected connection closure' }] }), true],
-    ['403 forbidden', apiError(403, 'forbidden'), false],
-    ['412 conditionNotMet', apiError(412, 'conditionNotMet'), false],
-    ['an error of unknown shape', new Error('something else'), false],
-    ['the caller’s abort', new DOMException('stop', 'AbortError'), false],
-  ])('%s → retried: %s', (_name, error, expected) => {
+    ['gRPC UNAVAILABLE', true, grpc('UNAVAILABLE')],
+    ['gRPC RESOURCE_EXHAUSTED', true, grpc('RESOURCE_EXHAUSTED')],
+    ['gRPC DEADLINE_EXCEEDED', true, grpc('DEADLINE_EXCEEDED')],
+    ['gRPC INTERNAL', true, grpc('INTERNAL')],
+    ['gRPC UNKNOWN', true, grpc('UNKNOWN')],
+    ['gRPC ABORTED', false, grpc('ABORTED')],
+    ['gRPC NOT_FOUND', false, grpc('NOT_FOUND')],
+    ['gRPC PERMISSION_DENIED', false, grpc('PERMISSION_DENIED')],
+    ['gRPC FAILED_PRECONDITION', false, grpc('FAILED_PRECONDITION')],
+    ['ECONNRESET', true, withProps({ code: 'ECONNRESET' })],
+    ['ETIMEDOUT', true, withProps({ code: 'ETIMEDOUT' })],
+    ['EPIPE', true, withProps({ code: 'EPIPE' })],
+    ['EAI_AGAIN', true, withProps({ code: 'EAI_AGAIN' })],
+    ['socket hang up', true, new Error('socket hang up')],
+    ['undici socket error under fetch', true, new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_SOCKET' }) })],
+    ['undici headers timeout', true, new TypeError('fetch failed', { cause: withProps({ code: 'UND_ERR_HEADERS_TIMEOUT' }) })],
+    ['undici body timeout', true, new TypeError('terminated', { cause: withProps({ code: 'UND_ERR_BODY_TIMEOUT' }) })],
+    ['node-fetch request timeout', true, withProps({ name: 'FetchError', type: 'request-timeout' })],
+    ['retry()’s attempt timeout', true, new TimeoutError('attempt 2 timed out')],
+    ['403 rateLimitExceeded', true, apiError(403, 'rateLimitExceeded')],
+    ['403 userRateLimitExceeded', true, apiError(403, 'userRateLimitExceeded')],
+    ['400 backendError', true, apiError(400, 'backendError')],
+    ['internalError', true, apiError(400, 'internalError')],
+    ['reason econnreset (Storage’s client)', true, withProps({ errors: [{ reason: 'ECONNRESET' }] })],
+    ['reason unexpected connection closure', true, withProps({ errors: [{ reason: 'unexpected connection closure' }] })],
+    ['403 forbidden', false, apiError(403, 'forbidden')],
+    ['412 conditionNotMet', false, apiError(412, 'conditionNotMet')],
+    ['an error of unknown shape', false, new Error('something else')],
+    ['the caller’s abort', false, new DOMException('stop', 'AbortError')],
+  ])('%s → retried: %s', (_name, expected, error) => {
     expect(retryable(read, error)).toBe(expected);
   });
 });
@@ -238,5 +240,47 @@ describe('gcs() in virtual time', () => {
     await clock.tickAsync(0);
     expect(p.error).toBe(busy);
     expect(fn).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('the README’s idempotency table (docs/readme/presets.md)', () => {
+  it('says what gcsIdempotency and gcsPreconditionMet say, for every operation', () => {
+    const doc = readFileSync(new URL('../../docs/readme/presets.md', import.meta.url), 'utf8');
+    const table = doc.slice(doc.indexOf('| resource | always idempotent |'));
+    const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+    const documented = new Map<string, { idempotency: string; preconditions: string[] }>();
+    for (const row of rows) {
+      const [resource = '', always = '', conditional = '', never = ''] = row
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim());
+      const name = resource.replaceAll('`', '');
+      const methods = (cell: string) => [...cell.matchAll(/`([a-zA-Z]+)`/g)].map((m) => m[1] ?? '');
+      for (const method of methods(always)) documented.set(`${name}.${method}`, { idempotency: 'always', preconditions: [] });
+      for (const method of methods(never)) documented.set(`${name}.${method}`, { idempotency: 'never', preconditions: [] });
+      // "`patch`, `update` (`ifMetagenerationMatch` or `etag`); `setIamPolicy` (`etag`)"
+      for (const group of conditional.split(';')) {
+        const [ops = '', preconditions = ''] = group.split('(');
+        for (const method of methods(ops)) {
+          documented.set(`${name}.${method}`, { idempotency: 'conditional', preconditions: methods(preconditions) });
+        }
+      }
+    }
+    expect([...documented.keys()].sort()).toEqual([...GCS_OPERATIONS].sort());
+    for (const [operation, row] of documented) {
+      const op = operation as (typeof GCS_OPERATIONS)[number];
+      expect(gcsIdempotency(op), operation).toBe(row.idempotency);
+      for (const field of row.preconditions) {
+        const value = field === 'etag' ? 'e' : 0;
+        expect(gcsPreconditionMet(op, { [field]: value }), `${operation} with ${field}`).toBe(true);
+      }
+      if (row.idempotency === 'conditional') {
+        const others = ['ifGenerationMatch', 'ifMetagenerationMatch', 'etag', 'generation'].filter((f) => !row.preconditions.includes(f));
+        for (const field of others) {
+          const value = field === 'etag' ? 'e' : 0;
+          expect(gcsPreconditionMet(op, { [field]: value }), `${operation} with ${field}`).toBe(false);
+        }
+      }
+    }
   });
 });
