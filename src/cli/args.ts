@@ -29,13 +29,23 @@ export const FLAGS = {
 
 type FlagName = keyof typeof FLAGS;
 
-/** One token of `parseArgs({ tokens: true })`, as far as this module reads it. */
+/**
+ * One token of `parseArgs({ tokens: true })`, as far as this module reads it.
+ *
+ * @example
+ * const token: ArgToken = { kind: 'option', name: 'deadline', rawName: '--deadline', value: '90s', index: 0 };
+ */
 export type ArgToken =
   | { kind: 'option'; name: string; rawName: string; value?: string | undefined; index: number }
   | { kind: 'positional'; value: string; index: number }
   | { kind: 'option-terminator'; index: number };
 
-/** The part of `node:util` `parseArgs` this module uses. */
+/**
+ * The part of `node:util` `parseArgs` this module uses.
+ *
+ * @example
+ * const tokenize: TokenizeArgs = (config) => parseArgs(config);
+ */
 export type TokenizeArgs = (config: {
   args: string[];
   options: typeof FLAGS;
@@ -44,12 +54,22 @@ export type TokenizeArgs = (config: {
   tokens: true;
 }) => { tokens?: ArgToken[] };
 
-/** `tenacious --help`. */
+/**
+ * `tenacious --help`.
+ *
+ * @example
+ * if (request.kind === 'help') process.stdout.write(USAGE);
+ */
 export interface HelpRequest {
   readonly kind: 'help';
 }
 
-/** `tenacious [options] -- command args…`: run the command, retrying failing exit codes. */
+/**
+ * `tenacious [options] -- command args…`: run the command, retrying failing exit codes.
+ *
+ * @example
+ * const { command, args, maxAttempts } = readArgs(['--max-attempts', '3', '--', 'make'], tokenize) as RunRequest;
+ */
 export interface RunRequest {
   readonly kind: 'run';
   readonly command: string;
@@ -63,7 +83,12 @@ export interface RunRequest {
   readonly quiet: boolean;
 }
 
-/** `tenacious schedule [options]`: print the delays a run would wait. */
+/**
+ * `tenacious schedule [options]`: print the delays a run would wait.
+ *
+ * @example
+ * process.stdout.write(renderSchedule(readArgs(['schedule', '--preset', 'gcs'], tokenize) as ScheduleRequest));
+ */
 export interface ScheduleRequest {
   readonly kind: 'schedule';
   readonly backoff: Readonly<BackoffPolicy>;
@@ -74,19 +99,27 @@ export interface ScheduleRequest {
   readonly source: string;
 }
 
-/** What the command line asks for. */
+/**
+ * What the command line asks for.
+ *
+ * @example
+ * const request: CliRequest = readArgs(process.argv.slice(2), tokenize);
+ */
 export type CliRequest = HelpRequest | RunRequest | ScheduleRequest;
 
 /**
  * A command line that cannot be carried out; the entry point prints the message and the usage
  * to stderr and exits with status 2.
+ *
+ * @example
+ * throw new UsageError('--deadline needs a value');
  */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
 /** Attempts shown by `schedule` without `--attempts`. */
-export const DEFAULT_SCHEDULE_ATTEMPTS = 10;
+const DEFAULT_SCHEDULE_ATTEMPTS = 10;
 const MAX_SCHEDULE_ATTEMPTS = 1000;
 
 const RUN_ONLY: readonly FlagName[] = ['max-attempts', 'retry-on', 'quiet'];

@@ -4,7 +4,12 @@
  */
 import { formatDuration } from './duration.js';
 
-/** How one run of the command ended, as `child_process` reports it. */
+/**
+ * How one run of the command ended, as `child_process` reports it.
+ *
+ * @example
+ * child.once('exit', (code, signal) => done({ kind: 'exited', code, signal }));
+ */
 export type CommandOutcome =
   | { readonly kind: 'exited'; readonly code: number | null; readonly signal: string | null }
   | { readonly kind: 'not-started'; readonly errorCode: string | undefined; readonly message: string };
@@ -12,6 +17,9 @@ export type CommandOutcome =
 /**
  * The attempt failed: the command exited with a non-zero status, died of a signal, or could
  * not be started. `retry()` sees this error; the entry point exits with `exitCode`.
+ *
+ * @example
+ * throw new CommandFailed({ kind: 'exited', code: 1, signal: null }, 1); // message: 'exit code 1'
  */
 export class CommandFailed extends Error {
   override readonly name = 'CommandFailed';

@@ -12,13 +12,23 @@ import {
   iam,
 } from '../index.js';
 
-/** What `--preset` contributes: the delay schedule and the overall deadline. */
+/**
+ * What `--preset` contributes: the delay schedule and the overall deadline.
+ *
+ * @example
+ * const { backoff, deadlineMs }: CliPreset = CLI_PRESETS.iam;
+ */
 export interface CliPreset {
   readonly backoff: Readonly<BackoffPolicy>;
   readonly deadlineMs: number;
 }
 
-/** Names accepted by `--preset`. */
+/**
+ * Names accepted by `--preset`.
+ *
+ * @example
+ * const name: CliPresetName = 'gcs';
+ */
 export type CliPresetName = 'iam' | 'gcs';
 
 function backoffAndDeadline(options: Readonly<RetryOptions>): CliPreset {

@@ -5,7 +5,12 @@
 import { type BackoffPolicy, type Jitter, computeDelay } from '../index.js';
 import { formatDuration } from './duration.js';
 
-/** The waits before one retry, over every value the jitter can take. */
+/**
+ * The waits before one retry, over every value the jitter can take.
+ *
+ * @example
+ * const [first]: ScheduleRow[] = scheduleRows(policy, 1); // first.minMs, first.maxMs
+ */
 export interface ScheduleRow {
   /** 1 for the first retry (before attempt 2). */
   readonly retry: number;
@@ -47,7 +52,12 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
   return rows;
 }
 
-/** What `renderSchedule` prints about. */
+/**
+ * What `renderSchedule` prints about.
+ *
+ * @example
+ * const spec: ScheduleSpec = { backoff: DEFAULT_BACKOFF, deadlineMs: 120_000, attempts: 10, source: 'default policy' };
+ */
 export interface ScheduleSpec {
   readonly backoff: BackoffPolicy;
   readonly deadlineMs: number;
