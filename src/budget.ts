@@ -7,7 +7,13 @@
 import { describe } from './describe.js';
 import type { RetryBudget } from './retry.js';
 
-/** Options of {@link createRetryBudget}; both follow gRPC's `retryThrottling` service config. */
+/**
+ * Options of {@link createRetryBudget}; both follow gRPC's `retryThrottling` service config.
+ *
+ * @example
+ * // A bigger bucket that refills faster: tolerates bursts of failures, one in five attempts.
+ * const budget = createRetryBudget({ maxTokens: 100, tokenRatio: 0.2 });
+ */
 export interface RetryBudgetOptions {
   /** Size of the bucket, and its initial content. In (0, 1000]; default 10. */
   maxTokens?: number;
@@ -15,7 +21,13 @@ export interface RetryBudgetOptions {
   tokenRatio?: number;
 }
 
-/** A {@link RetryBudget} whose state can be read, e.g. to export it as a metric. */
+/**
+ * A {@link RetryBudget} whose state can be read, e.g. to export it as a metric.
+ *
+ * @example
+ * const budget = createRetryBudget();
+ * setInterval(() => metrics.gauge('storage.retry_tokens', budget.tokens), 10_000);
+ */
 export interface RetryTokenBudget extends RetryBudget {
   /** Tokens in the bucket now, in [0, maxTokens]. */
   readonly tokens: number;
