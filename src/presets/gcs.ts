@@ -16,7 +16,7 @@ import {
   checkStrategy,
   gcsIsIdempotent,
 } from './gcs-operations.js';
-import { buildPreset, checkMaxDelay, freezeBackoff, isEmpty, optionsBag, validated } from './preset.js';
+import { buildPreset, freezeBackoff, optionsBag, validated } from './preset.js';
 
 export {
   GCS_OPERATIONS,
@@ -139,12 +139,9 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  */
 export function gcs(options?: GcsOptions): Readonly<RetryOptions> {
   const { operation, preconditions, strategy, maxDelayMs, ...overrides } = optionsBag('gcs', options);
-  const max = checkMaxDelay('gcs', maxDelayMs);
   const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);
-  const base = idempotent ? GCS_SAFE : GCS_UNSAFE;
-  if (max === undefined && isEmpty(overrides)) return base;
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
-  return buildPreset('gcs', GCS_OWN_KEYS, base, overrides, max);
+  return buildPreset('gcs', GCS_OWN_KEYS, idempotent ? GCS_SAFE : GCS_UNSAFE, overrides, maxDelayMs);
 }
 
 /** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */

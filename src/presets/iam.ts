@@ -8,9 +8,9 @@
 import { describe } from '../describe.js';
 import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
-import { buildPreset, checkBoolean, checkMaxDelay, freezeBackoff, isEmpty, optionsBag, validated } from './preset.js';
+import { buildPreset, freezeBackoff, optionsBag, validated } from './preset.js';
 
-/** Options of {@link iam}: its own three, plus any `RetryOptions` field to override. */
+/** Options of {@link iam}: its own two, plus any `RetryOptions` field to override. */
 export interface IamOptions extends RetryOptions {
   /**
    * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
@@ -90,22 +90,35 @@ const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(/* @__PUR
  * @throws {TypeError | RangeError} for an unknown option or a bad value, naming it.
  */
 export function iam(options?: IamOptions): Readonly<RetryOptions> {
-  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag('iam', options);
-  const notFound = checkRetryNotFound('iam', retryNotFound, overrides.retryable);
-  const max = checkMaxDelay('iam', maxDelayMs);
-  const preset = notFound ? IAM_WITH_NOT_FOUND : IAM;
-  if (max === undefined && isEmpty(overrides)) return preset;
-  return buildPreset('iam', IAM_OWN_KEYS, preset, overrides, max);
+  return iamPreset('iam', options, IAM, IAM_WITH_NOT_FOUND);
+}
+
+/** iam() and iamReadModifyWrite() read the same options into one of their shared presets. */
+function iamPreset(
+  name: string,
+  options: IamOptions | undefined,
+  plain: Readonly<RetryOptions>,
+  withNotFound: Readonly<RetryOptions>,
+): Readonly<RetryOptions> {
+  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag(name, options);
+  if (retryNotFound !== undefined && typeof retryNotFound !== 'boolean') {
+    throw new TypeError(`${name}: options.retryNotFound must be a boolean, got ${describe(retryNotFound)}`);
+  }
+  if (retryNotFound !== undefined && overrides.retryable !== undefined) {
+    // The caller's predicate replaces the preset's, so the flag would silently do nothing.
+    throw new TypeError(`${name}: options.retryNotFound has no effect when options.retryable is given; drop one of them`);
+  }
+  return buildPreset(name, IAM_OWN_KEYS, retryNotFound === true ? withNotFound : plain, overrides, maxDelayMs);
 }
 
 /** The three steps of a read-modify-write; see {@link iamReadModifyWrite}. */
 export interface ReadModifyWriteSteps<P, R> {
   /** Reads the current value (e.g. `getIamPolicy`), with its etag. */
-  read: (ctx: AttemptContext) => Promise<P>;
+  read: (ctx: AttemptContext) => P | PromiseLike<P>;
   /** Returns the value to write, or `undefined` when nothing needs to change (then nothing is written). */
   modify: (current: P) => P | undefined | Promise<P | undefined>;
   /** Writes the value (e.g. `setIamPolicy` carrying the etag that was read). */
-  write: (next: P, ctx: AttemptContext) => Promise<R>;
+  write: (next: P, ctx: AttemptContext) => R | PromiseLike<R>;
 }
 
 /**
@@ -138,7 +151,7 @@ export function iamReadModifyWrite<P, R>(
   options?: IamOptions,
 ): Promise<R | undefined> {
   checkSteps(steps);
-  const preset = readModifyWriteOptions(options);
+  const preset = iamPreset('iamReadModifyWrite', options, IAM_READ_MODIFY_WRITE, IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND);
   // Called as methods, so steps given as an object with methods keep their `this`.
   return retry(async (ctx) => {
     const current = await steps.read(ctx);
@@ -146,24 +159,6 @@ export function iamReadModifyWrite<P, R>(
     if (next === undefined) return undefined;
     return steps.write(next, ctx);
   }, preset);
-}
-
-function readModifyWriteOptions(options: IamOptions | undefined): Readonly<RetryOptions> {
-  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag('iamReadModifyWrite', options);
-  const notFound = checkRetryNotFound('iamReadModifyWrite', retryNotFound, overrides.retryable);
-  const max = checkMaxDelay('iamReadModifyWrite', maxDelayMs);
-  const preset = notFound ? IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND : IAM_READ_MODIFY_WRITE;
-  if (max === undefined && isEmpty(overrides)) return preset;
-  return buildPreset('iamReadModifyWrite', IAM_OWN_KEYS, preset, overrides, max);
-}
-
-function checkRetryNotFound(name: string, value: unknown, retryable: unknown): boolean {
-  const notFound = checkBoolean(name, 'retryNotFound', value);
-  if (notFound !== undefined && retryable !== undefined) {
-    // The caller's predicate replaces the preset's, so the flag would silently do nothing.
-    throw new TypeError(`${name}: options.retryNotFound has no effect when options.retryable is given; drop one of them`);
-  }
-  return notFound ?? false;
 }
 
 function checkSteps(steps: unknown): void {

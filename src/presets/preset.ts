@@ -39,12 +39,12 @@ export function optionsBag(name: string, options: unknown): Record<string, unkno
 }
 
 /** True when no field of `bag` is set (fields set to `undefined` count as absent, as in retry()). */
-export function isEmpty(bag: Record<string, unknown>): boolean {
+function isEmpty(bag: Record<string, unknown>): boolean {
   return Object.keys(bag).every((key) => bag[key] === undefined);
 }
 
 /** Checks the preset's `maxDelayMs` shorthand: any finite number > 0 (see the README for why). */
-export function checkMaxDelay(name: string, value: unknown): number | undefined {
+function checkMaxDelay(name: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new RangeError(
@@ -54,28 +54,25 @@ export function checkMaxDelay(name: string, value: unknown): number | undefined 
   return value;
 }
 
-/** Checks an optional boolean option. */
-export function checkBoolean(name: string, field: string, value: unknown): boolean | undefined {
-  if (value === undefined || typeof value === 'boolean') return value;
-  throw new TypeError(`${name}: options.${field} must be a boolean, got ${describe(value)}`);
-}
-
 /**
- * Builds a preset: `base` (the preset's own choices, backoff complete) overridden field by
+ * Builds a preset: `base` (one of the preset's shared, validated objects) overridden field by
  * field by `overrides` (any `RetryOptions`; fields set to `undefined` count as absent, as in
- * retry()), with `maxDelayMs` as a shorthand for `backoff.maxDelayMs`. The result is frozen,
- * backoff and jitter included, and validated by retry()'s own validator; its errors are
- * re-issued under the preset's name. `ownKeys` are the preset's own option names, listed in the
- * message for an unknown option.
+ * retry()), with `maxDelayMs` as a shorthand for `backoff.maxDelayMs`. With nothing to
+ * override, `base` itself is returned. Otherwise the result is frozen, backoff and jitter
+ * included, and validated by retry()'s own validator, whose errors are re-issued under the
+ * preset's name. `ownKeys` are the preset's own option names, listed in the message for an
+ * unknown option.
  */
 export function buildPreset(
   name: string,
   ownKeys: readonly string[],
   base: Readonly<RetryOptions>,
   overrides: Record<string, unknown>,
-  maxDelayMs: number | undefined,
+  maxDelayMs: unknown,
 ): Readonly<RetryOptions> {
-  const backoff = mergeBackoff(name, base.backoff, overrides.backoff, maxDelayMs);
+  const max = checkMaxDelay(name, maxDelayMs);
+  if (max === undefined && isEmpty(overrides)) return base;
+  const backoff = mergeBackoff(name, base.backoff, overrides.backoff, max);
   const merged: Record<string, unknown> = { ...base };
   for (const key of Object.keys(overrides)) {
     if (overrides[key] !== undefined) merged[key] = overrides[key];
