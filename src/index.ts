@@ -61,3 +61,5 @@ export {
 } from './presets/gcs.js';
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';
+export { type FetchFunction, HttpStatusError, type RetryFetchOptions, retryFetch } from './fetch.js';
+export { NOT_SENT_CODES, notSent } from './not-sent.js';

@@ -126,6 +126,11 @@ export interface FaultServerOptions {
   readonly retryAfter?: RetryAfter | ((info: FaultRequestInfo) => RetryAfter);
   /** How long `'slow-headers'` waits before answering. Default 200 ms. */
   readonly slowHeadersMs?: number;
+  /**
+   * The port to listen on, on 127.0.0.1. Default 0: any free port. A fixed port lets a test
+   * start the server where clients are already being refused.
+   */
+  readonly port?: number;
 }
 
 /** One line of the server's history: a request and the fault it got. */
@@ -161,6 +166,12 @@ export interface FaultServer {
   stats(): FaultStats;
   /** The number of connections open now. */
   openSockets(): number;
+  /**
+   * The number of connections still open that carry a `'hang'` request. A client that
+   * abandons a hung request must close its connection (nothing else ever will, short of
+   * close()), so this drops back to 0 once every client has given up.
+   */
+  openHungSockets(): number;
   /** Destroys every open connection (releasing hung clients) and stops listening. Idempotent. */
   close(): Promise<void>;
 }
@@ -198,6 +209,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
   const history: FaultLogEntry[] = [];
   const handlerErrors: string[] = [];
   const sockets = new Set<Socket>();
+  const hungSockets = new Set<Socket>();
   // Pending 'slow-headers' answers: cleared on close so no timer outlives the server.
   const timers = new Set<NodeJS.Timeout>();
   let rejected = 0;
@@ -252,9 +264,13 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
         res.write(body.subarray(0, Math.max(1, Math.floor(body.length / 2))), () => req.socket.destroy());
         return;
       }
-      case 'hang':
+      case 'hang': {
         // Nothing at all: the socket stays open until the client gives up or close() runs.
+        const socket = req.socket;
+        hungSockets.add(socket);
+        socket.once('close', () => hungSockets.delete(socket));
         return;
+      }
       case 'slow-headers': {
         const timer = setTimeout(() => {
           timers.delete(timer);
@@ -314,7 +330,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
@@ -335,6 +351,7 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
       handlerErrors: [...handlerErrors],
     }),
     openSockets: () => sockets.size,
+    openHungSockets: () => hungSockets.size,
     close: () => {
       closing ??= (async () => {
         for (const timer of timers) clearTimeout(timer);

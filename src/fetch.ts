@@ -1,0 +1,318 @@
+/**
+ * `retryFetch`: `fetch` with `retry()` around it. The loop, the deadline, the backoff and the
+ * abort handling are retry()'s; this module only says how HTTP maps onto them: which responses
+ * count as failures, which requests are safe to send again, how a body is replayed, and what
+ * becomes of the responses that are not returned.
+ */
+import { describe } from './describe.js';
+import { retryAfterMsOf } from './errors.js';
+import { notSent } from './not-sent.js';
+import { type RetryPredicate, isTransient } from './predicates.js';
+import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
+
+/** The fetch that `retryFetch` calls: the global one, or any function shaped like it. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Options of {@link retryFetch}: every `RetryOptions` field, plus three of its own. */
+export interface RetryFetchOptions extends RetryOptions {
+  /**
+   * The fetch implementation to call. Default: `globalThis.fetch`, looked up when
+   * `retryFetch` is called (so a polyfill or instrumentation installed later is used).
+   */
+  fetch?: FetchFunction;
+  /**
+   * The longest `Retry-After` worth waiting for, in milliseconds. A response asking for a
+   * longer wait is returned at once instead. Default: no limit but the deadline (a hint that
+   * would end past the deadline always returns the response at once).
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * Read each response's whole body inside its attempt. Then a connection that drops in the
+   * middle of the body fails the attempt (and is retried when the request is safe to resend),
+   * and `attemptTimeoutMs` covers the download too; the `Response` you get has its body in
+   * memory. Default `false`: the response is returned as soon as its headers arrive, as
+   * fetch does, and a body that breaks later fails when you read it.
+   */
+  bufferBody?: boolean;
+}
+
+/**
+ * A response with an error status (400 or more), as the retry policy sees it: an error that
+ * carries `status`, the `response` (with its headers, so `httpStatusOf` and `retryAfterMsOf`
+ * read it like any other HTTP error) and the server's `Retry-After` in milliseconds.
+ * `retryFetch` hands it to `options.retryable`; it never rejects with it (the response itself
+ * is returned).
+ *
+ * @example
+ * // Also retry 404 (e.g. an eventually consistent read), the rest as by default.
+ * const res = await retryFetch(url, undefined, {
+ *   retryable: (error) => (error instanceof HttpStatusError && error.status === 404) || isTransient(error),
+ * });
+ */
+export class HttpStatusError extends Error {
+  override readonly name = 'HttpStatusError';
+  /** The response's status code. */
+  readonly status: number;
+  /** The request method, upper case. */
+  readonly method: string;
+  /** The response; its body is still unread when a predicate sees it. */
+  readonly response: Response;
+  /** The response's `Retry-After` (seconds or HTTP-date) in milliseconds from its arrival, if valid. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(response: Response, method: string) {
+    super(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} (${method})`);
+    this.status = response.status;
+    this.method = method;
+    this.response = response;
+    this.retryAfterMs = retryAfterMsOf({ response });
+  }
+}
+
+/** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+
+/**
+ * `fetch`, retried. Resolves with a `Response` and rejects with an error exactly where fetch
+ * would, after retrying what is worth retrying and safe to resend:
+ *
+ * - **Resolves** with the last response when the final outcome is an HTTP response, whatever
+ *   its status: a success, an error status that is not retried (404), or a retryable one
+ *   (503) when attempts, time or budget ran out, or the request is not safe to resend. Its body
+ *   is intact.
+ * - **Rejects** with the network error (`TypeError: fetch failed`…) when it is not retried,
+ *   with a `RetryError` when the loop gave up on a network error or on an attempt still
+ *   running at the deadline, and with the abort reason when your signal aborts.
+ * - **Retries** 408, 429, 500, 502, 503, 504 and network failures (retry()'s default
+ *   classification), or what `options.retryable` says, asked with an {@link HttpStatusError}
+ *   for responses of status 400 and more.
+ * - **Resends** only what is safe: GET, HEAD, OPTIONS, PUT, DELETE, TRACE, or any request with
+ *   an `Idempotency-Key` header. `options.idempotent` (which a preset such as `gcs()` sets),
+ *   when given, replaces that rule. Any request, even a POST, is resent when the failure proves
+ *   it never left the client ({@link notSent}: connection refused, DNS failure, connect timeout).
+ * - **Waits** at least as long as a `Retry-After` (seconds or HTTP-date) asks; a response whose
+ *   hint ends past the deadline, or exceeds `maxRetryAfterMs`, is returned at once.
+ * - **Replays** string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` and `FormData`
+ *   bodies on every attempt and clones a `Request` per attempt; a `ReadableStream` body can be
+ *   read only once, so such a request is sent once and never retried.
+ * - **Discards** every response it does not return by cancelling its body, which frees its
+ *   connection: a retried response when the next attempt starts, a late response of an
+ *   abandoned attempt when it arrives.
+ * - Each attempt's fetch gets the attempt's `signal` (it aborts at `attemptTimeoutMs` and at
+ *   the deadline), combined with `init.signal` (or the `Request`'s signal), which also keeps
+ *   aborting the returned response's body.
+ *
+ * Options are retry()'s (defaults: deadline 120 s, backoff 1 s × 2 up to 32 s with full
+ * jitter) plus `fetch`, `maxRetryAfterMs` and `bufferBody`; bad options throw synchronously,
+ * naming the field.
+ *
+ * @example
+ * const res = await retryFetch('https://storage.googleapis.com/storage/v1/b/my-bucket/o/report.csv?alt=media', {
+ *   headers: { authorization: `Bearer ${token}` },
+ * }, gcs({ operation: 'objects.get', deadlineMs: 30_000 }));
+ * if (!res.ok) throw new Error(`download failed: ${res.status}`);
+ * const csv = await res.text();
+ */
+export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
+  const { fetch: fetchOption, maxRetryAfterMs, bufferBody, ...retryOptions } = readFetchOptions(options);
+  const send = fetchOption ?? globalThis.fetch;
+  if (typeof send !== 'function') {
+    throw new TypeError(`retryFetch: globalThis.fetch is ${describe(send)}; pass options.fetch`);
+  }
+  let plan: RequestPlan;
+  try {
+    plan = planRequest(input, init);
+  } catch (error) {
+    // What fetch itself would reject with (bad headers, a used Request): reject, as fetch does.
+    return Promise.reject(error);
+  }
+
+  // The last response that failed with a retryable status. It is kept, body unread, until the
+  // next attempt starts: if the deadline or the budget ends the call first, it is the answer.
+  let held: HttpStatusError | undefined;
+  const release = (): void => {
+    if (held !== undefined) cancelBody(held.response);
+    held = undefined;
+  };
+
+  const attempt = async (ctx: AttemptContext): Promise<Response> => {
+    release();
+    const attemptSignal = ctx.signal;
+    // retry() reads the clock for a first attempt one microtask after it began. Yielding before
+    // fetch's (synchronous, not free) setup makes that setup count against the deadline, even
+    // when a caller starts fifty calls in one go and the clock would otherwise start after all.
+    await undefined;
+    const fetchSignal = followLate(attemptSignal);
+    const signal = plan.callerSignal === undefined ? fetchSignal : bothSignals(fetchSignal, plan.callerSignal);
+    const response = await send(plan.request === undefined ? input : plan.request.clone(), { ...init, signal });
+    // retry() has moved on (timeout, deadline, abort): nobody will read this response.
+    if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
+    if (bufferBody === true && response.body !== null) {
+      await readWholeBody(response);
+      if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
+    }
+    if (response.status < 400) return response;
+    const failure = new HttpStatusError(response, plan.method);
+    held = failure;
+    throw failure;
+  };
+
+  const transient: RetryPredicate = retryOptions.retryable ?? isTransient;
+  // retry() asks `retryable(error, ctx)` and then, for a transient error, `idempotent(ctx)`
+  // with the same ctx; notSent needs the error, so the first call leaves it for the second.
+  let judged: { ctx: AttemptContext | undefined; error: unknown } = { ctx: undefined, error: undefined };
+  const retryable = (error: unknown, ctx?: AttemptContext): boolean => {
+    judged = { ctx, error };
+    if (maxRetryAfterMs !== undefined && error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
+      return false;
+    }
+    return transient(error, ctx);
+  };
+  const rule = retryOptions.idempotent ?? plan.idempotent;
+  const idempotent = (ctx: AttemptContext): boolean =>
+    plan.replayable &&
+    ((typeof rule === 'function' ? rule(ctx) : rule) || (judged.ctx === ctx && notSent(judged.error)));
+
+  const signal = bothSignals(plan.callerSignal, retryOptions.signal);
+  return retry(attempt, { ...retryOptions, retryable, idempotent, signal }).then(undefined, (error: unknown) => {
+    const last = held;
+    held = undefined;
+    if (last !== undefined && (error === last || (error instanceof RetryError && error.cause === last))) {
+      return last.response;
+    }
+    if (last !== undefined) cancelBody(last.response);
+    throw error;
+  });
+}
+
+/** What retryFetch needs to know about the request, read once before the first attempt. */
+interface RequestPlan {
+  /** The input when it is a `Request`: cloned for every attempt, never sent itself. */
+  readonly request: Request | undefined;
+  /** Upper-case method. */
+  readonly method: string;
+  /** Safe to resend by its method or an `Idempotency-Key` header. */
+  readonly idempotent: boolean;
+  /** False when the body can be read only once (a stream). */
+  readonly replayable: boolean;
+  /** The caller's signal: `init.signal`, else the `Request`'s. */
+  readonly callerSignal: AbortSignal | undefined;
+}
+
+function planRequest(input: string | URL | Request, init: RequestInit | undefined): RequestPlan {
+  const request = typeof Request === 'function' && input instanceof Request ? input : undefined;
+  const method = String(init?.method ?? request?.method ?? 'GET').toUpperCase();
+  // fetch(request, init) takes init's headers instead of the request's when init has some.
+  const headers = init?.headers !== undefined ? new Headers(init.headers) : request?.headers;
+  const key = headers?.get('idempotency-key') ?? '';
+  const callerSignal = init?.signal !== undefined ? (init.signal ?? undefined) : request?.signal;
+  return {
+    request,
+    method,
+    idempotent: IDEMPOTENT_METHODS.has(method) || key.trim() !== '',
+    replayable: isReplayable(init?.body),
+    callerSignal,
+  };
+}
+
+/**
+ * Whether fetch can be given this body again: everything it copies on each call. A stream
+ * (or an async iterable, which Node's fetch also takes) is consumed by the first attempt.
+ */
+function isReplayable(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === 'string' ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    (typeof Blob === 'function' && body instanceof Blob) ||
+    (typeof URLSearchParams === 'function' && body instanceof URLSearchParams) ||
+    (typeof FormData === 'function' && body instanceof FormData)
+  );
+}
+
+/**
+ * Reads the body to its end through a clone, so a connection that breaks mid-body fails the
+ * attempt; the response keeps every byte for its reader (a clone's chunks are queued on both).
+ */
+async function readWholeBody(response: Response): Promise<void> {
+  try {
+    await response.clone().arrayBuffer();
+  } catch (error) {
+    cancelBody(response);
+    throw error;
+  }
+}
+
+/** Cancels the body of a response nobody will read, and returns `reason` to throw. */
+function discarded(response: Response, reason: unknown): unknown {
+  cancelBody(response);
+  return reason;
+}
+
+/**
+ * Frees a response nobody will read: cancelling the body makes fetch drop or recycle its
+ * connection; an unread body would hold the socket until garbage collection.
+ */
+function cancelBody(response: Response): void {
+  try {
+    const body = response.body;
+    if (body !== null && !body.locked) body.cancel().catch(ignore);
+  } catch {
+    // A fetch double whose Response lacks a body stream: nothing to free.
+  }
+}
+
+function ignore(): void {}
+
+/**
+ * A signal that aborts one macrotask after `signal`, with its reason. retry() aborts every
+ * attempt that reaches its deadline in the same timer callback, and aborting a fetch costs
+ * fetch's own cleanup (undici: a fraction of a millisecond each, far more on a busy machine);
+ * done at once, fifty calls sharing a deadline would each settle only after all fifty cleanups.
+ * Deferred, every caller hears of the deadline first, and the sockets close right after.
+ */
+function followLate(signal: AbortSignal): AbortSignal {
+  const follower = new AbortController();
+  signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0), { once: true });
+  return follower.signal;
+}
+
+/** One signal for two (either may be missing); aborts with whichever aborts first. */
+function bothSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  // AbortSignal.any holds its sources weakly, so a long-lived caller signal does not collect
+  // listeners from every attempt. Where it is missing, the attempt's signal alone still stops
+  // the request (retry() aborts it when the caller's signal aborts).
+  return typeof AbortSignal.any === 'function' ? AbortSignal.any([a, b]) : a;
+}
+
+/** Checks retryFetch's own options (retry() checks the rest), throwing a TypeError/RangeError naming the field. */
+function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOptions {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`retryFetch: options must be an object, got ${describe(options)}`);
+  }
+  const { fetch, maxRetryAfterMs, bufferBody, retryable, idempotent, signal } = options;
+  if (fetch !== undefined && typeof fetch !== 'function') {
+    throw new TypeError(`retryFetch: options.fetch must be a function, got ${describe(fetch)}`);
+  }
+  // retryFetch wraps these two in functions of its own, so retry() would not see a bad value.
+  if (retryable !== undefined && typeof retryable !== 'function') {
+    throw new TypeError(`retryFetch: options.retryable must be a function, got ${describe(retryable)}`);
+  }
+  if (idempotent !== undefined && typeof idempotent !== 'boolean' && typeof idempotent !== 'function') {
+    throw new TypeError(`retryFetch: options.idempotent must be a boolean or a function, got ${describe(idempotent)}`);
+  }
+  if (maxRetryAfterMs !== undefined && !(typeof maxRetryAfterMs === 'number' && maxRetryAfterMs >= 0)) {
+    throw new RangeError(`retryFetch: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got ${describe(maxRetryAfterMs)}`);
+  }
+  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && typeof signal.aborted === 'boolean')) {
+    throw new TypeError(`retryFetch: options.signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
+    throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
+  }
+  return options;
+}
