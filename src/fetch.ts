@@ -142,6 +142,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     // fetch's (synchronous, not free) setup makes that setup count against the deadline, even
     // when a caller starts fifty calls in one go and the clock would otherwise start after all.
     await undefined;
+    // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
+    if (attemptSignal.aborted) throw attemptSignal.reason;
     const fetchSignal = followLate(attemptSignal);
     const signal = plan.callerSignal === undefined ? fetchSignal : bothSignals(fetchSignal, plan.callerSignal);
     const response = await send(plan.request === undefined ? input : plan.request.clone(), { ...init, signal });
@@ -274,6 +276,7 @@ function ignore(): void {}
  * Deferred, every caller hears of the deadline first, and the sockets close right after.
  */
 function followLate(signal: AbortSignal): AbortSignal {
+  if (signal.aborted) return AbortSignal.abort(signal.reason);
   const follower = new AbortController();
   signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0), { once: true });
   return follower.signal;

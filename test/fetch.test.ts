@@ -401,6 +401,16 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the aborted request\'s socket closed', 500);
   });
 
+  it('sends nothing when the caller aborts (options.signal) in the same tick as the call', async () => {
+    const server = await scriptedServer([]);
+    const controller = new AbortController();
+    const call = retryFetch(server.url, undefined, { ...quick, signal: controller.signal });
+    controller.abort(new Error('changed my mind'));
+    expect(((await rejection(call)) as Error).message).toBe('changed my mind');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.seen).toHaveLength(0);
+  });
+
   it('takes a Request\'s own signal as the caller\'s', async () => {
     const server = await scriptedServer([hang]);
     const controller = new AbortController();
