@@ -21,6 +21,10 @@ import { describe } from './describe.js';
  *   the cap, so no two clients wait exactly the same. `additiveMs` must not exceed
  *   `maxDelayMs`. Prefer `'full'` unless you need never to wait less than `2^n`: 1 s of jitter
  *   at a 32 s cap breaks the lockstep but spreads a burst only slowly.
+ *
+ * @example
+ * // Google's formula, without the lockstep at the cap: at most 32 s, at least 31 s there.
+ * retry(call, { backoff: { maxDelayMs: 32_000, jitter: { additiveMs: 1000, afterCap: true } } });
  */
 export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number; readonly afterCap?: boolean };
 
