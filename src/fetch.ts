@@ -10,10 +10,31 @@ import { notSent } from './not-sent.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
 
-/** The fetch that `retryFetch` calls: the global one, or any function shaped like it. */
+/**
+ * The fetch that `retryFetch` calls: the global one, or any function shaped like it.
+ *
+ * @example
+ * // Log every attempt that goes out.
+ * const logged: FetchFunction = (input, init) => {
+ *   console.log(init?.method ?? 'GET', String(input));
+ *   return fetch(input, init);
+ * };
+ * await retryFetch(url, undefined, { fetch: logged });
+ */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
-/** Options of {@link retryFetch}: every `RetryOptions` field, plus three of its own. */
+/**
+ * Options of {@link retryFetch}: every `RetryOptions` field, plus three of its own.
+ *
+ * @example
+ * const options: RetryFetchOptions = {
+ *   ...gcs({ operation: 'objects.get' }),
+ *   attemptTimeoutMs: 10_000, // give up on a hung attempt after 10 s, and retry
+ *   maxRetryAfterMs: 30_000, // a server asking for more than 30 s gets its response returned
+ *   bufferBody: true, // a download cut mid-way is retried, not handed over broken
+ * };
+ * const res = await retryFetch(objectUrl, { headers }, options);
+ */
 export interface RetryFetchOptions extends RetryOptions {
   /**
    * The fetch implementation to call. Default: `globalThis.fetch`, looked up when

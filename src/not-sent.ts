@@ -15,6 +15,9 @@ import { systemCodeOf } from './errors.js';
  * Not `ETIMEDOUT`: Node uses it for sockets that stalled after connecting too, when a request
  * may well have been delivered. Not `ECONNRESET`/`EPIPE`/`UND_ERR_SOCKET`: the connection
  * existed, and the server may have read and acted on the request before it died.
+ *
+ * @example
+ * NOT_SENT_CODES.has(systemCodeOf(error) ?? ''); // the first code on the chain; notSent() also checks what lies above it
  */
 export const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 

@@ -8,6 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../src/fetch.js';
 import { httpStatusOf, retryAfterMsOf } from '../src/errors.js';
 import { httpStatus } from '../src/predicates.js';
+import { gcs } from '../src/presets/gcs.js';
+import { iam } from '../src/presets/iam.js';
 import { type AttemptContext, RetryError, type RetryEvent } from '../src/retry.js';
 import { queueState } from '../src/timer-queue.js';
 import { type InstalledClock, installClock, track } from './helpers/clock.js';
@@ -493,6 +495,61 @@ describe('retryFetch on loopback: the retry policy sees an HttpStatusError', () 
       },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('retryFetch on loopback with the presets', () => {
+  // The presets' own backoff waits a second or more; these tests keep their rules, not their waits.
+  const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' as const } };
+
+  it('gcs(): retries 429 and every 5xx, 501 included (the default does not retry 501)', async () => {
+    const server = await scriptedServer([reply(429), reply(501), reply(507)]);
+    const res = await retryFetch(server.url, undefined, gcs({ operation: 'objects.get', ...fast }));
+    expect(res.status).toBe(200);
+    expect(server.seen).toHaveLength(4);
+  });
+
+  it('gcs(): objects.insert is resent only with its precondition, though it is a POST', async () => {
+    const without = await scriptedServer([reply(503)]);
+    const once = await retryFetch(without.url, { method: 'POST', body: 'x' }, gcs({ operation: 'objects.insert', ...fast }));
+    expect(once.status).toBe(503);
+    expect(without.seen).toHaveLength(1);
+    const withIt = await scriptedServer([reply(503)]);
+    const retried = await retryFetch(
+      withIt.url + '?ifGenerationMatch=0',
+      { method: 'POST', body: 'x' },
+      gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, ...fast }),
+    );
+    expect(retried.status).toBe(200);
+    expect(withIt.seen).toHaveLength(2);
+  });
+
+  it('gcs(): a never-idempotent PUT (bucketAccessControls.update) is not resent, though PUT usually is', async () => {
+    const server = await scriptedServer([reply(503)]);
+    const res = await retryFetch(server.url, { method: 'PUT', body: '{}' }, gcs({ operation: 'bucketAccessControls.update', ...fast }));
+    expect(res.status).toBe(503);
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it('gcs(): even strategy "never" resends a request whose connection was refused (it never left)', async () => {
+    const port = await closedPort();
+    const error = await rejection(
+      retryFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' }, gcs({ strategy: 'never', maxAttempts: 3, ...fast })),
+    );
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).attempts).toBe(3);
+  });
+
+  it('iam(): retries 503, returns 429 at once (IAM lists only the 5xx), sends a POST once', async () => {
+    const server = await scriptedServer([reply(503), reply(429, 'quota')]);
+    const get = await retryFetch(server.url, undefined, iam(fast));
+    expect(get.status).toBe(429);
+    expect(await get.text()).toBe('quota');
+    expect(server.seen).toHaveLength(2);
+    const posts = await scriptedServer([reply(503)]);
+    const post = await retryFetch(posts.url, { method: 'POST', body: '{}' }, iam(fast));
+    expect(post.status).toBe(503);
+    expect(posts.seen).toHaveLength(1);
   });
 });
 
