@@ -102,7 +102,11 @@ export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => numb
   if (jitter === 'none') return capped;
   const r = checkedRandom(rng);
   if (jitter === 'full') return r * capped;
-  if (jitter === 'equal') return capped / 2 + (r * capped) / 2;
+  if (jitter === 'equal') {
+    // Rounding can push the sum of two halves past the whole for tiny (subnormal) delays.
+    const equal = capped / 2 + (r * capped) / 2;
+    return equal < capped ? equal : capped;
+  }
   if (jitter.afterCap === true) {
     // Cap the exponential part low enough for the jitter to fit under maxDelayMs, so it is
     // still there at the cap (validation guarantees additiveMs <= maxDelayMs).

@@ -146,6 +146,11 @@ describe('computeDelay', () => {
     expect(() => computeDelay(0, DEFAULT_BACKOFF, () => -0.1)).toThrow(RangeError);
   });
 
+  it('regression (property test): equal jitter stays within the cap for subnormal delays', () => {
+    const tiny = { initialDelayMs: 0, multiplier: 1, maxDelayMs: 1.5e-323, jitter: 'equal' as const };
+    expect(computeDelay(0, { ...tiny, initialDelayMs: 1.5e-323 }, () => 1)).toBeLessThanOrEqual(1.5e-323);
+  });
+
   it("does not call rng for 'none'", () => {
     expect(computeDelay(1, { ...DEFAULT_BACKOFF, jitter: 'none' }, () => Number.NaN)).toBe(2000);
   });
