@@ -57,7 +57,12 @@ export function httpStatusOf(error: unknown): number | undefined {
   });
 }
 
-/** The canonical gRPC status codes (google.rpc.Code), by name. */
+/**
+ * The canonical gRPC status codes (google.rpc.Code), by name.
+ *
+ * @example
+ * if (grpcCodeOf(error) === GrpcStatus.UNAVAILABLE) reconnect();
+ */
 export const GrpcStatus = Object.freeze({
   OK: 0,
   CANCELLED: 1,
@@ -78,7 +83,13 @@ export const GrpcStatus = Object.freeze({
   UNAUTHENTICATED: 16,
 } as const);
 
-/** A gRPC status code name such as `'UNAVAILABLE'`. */
+/**
+ * A gRPC status code name such as `'UNAVAILABLE'`.
+ *
+ * @example
+ * const retryOn: GrpcStatusName[] = ['UNAVAILABLE', 'RESOURCE_EXHAUSTED'];
+ * retry(call, { retryable: grpcCode(...retryOn) });
+ */
 export type GrpcStatusName = keyof typeof GrpcStatus;
 
 /**
@@ -157,8 +168,12 @@ function parsedBody(data: unknown): unknown {
 }
 
 /**
- * The `reason` strings of a Google JSON API error (`errors[].reason`, or
- * `response.data.error.errors[].reason`), e.g. `['rateLimitExceeded']`. Empty when there are none.
+ * The `reason` strings of a Google JSON API error (`errors[].reason`, as Cloud Storage's
+ * `ApiError` has them, or `response.data.error.errors[].reason` / the JSON in
+ * `response.body`), e.g. `['rateLimitExceeded']`. Empty when there are none.
+ *
+ * @example
+ * errorReasonsOf(storageApiError); // ['rateLimitExceeded']
  */
 export function errorReasonsOf(error: unknown): string[] {
   return (
@@ -204,6 +219,10 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
  * Parses an HTTP `Retry-After` value into milliseconds from `nowMs`: delta-seconds (`"120"`)
  * or an HTTP-date (`"Wed, 21 Oct 2015 07:28:00 GMT"`, 0 when already past). `undefined`
  * when the value is neither.
+ *
+ * @example
+ * parseRetryAfter('120'); // 120000
+ * parseRetryAfter(response.headers.get('retry-after') ?? ''); // undefined when absent
  */
 export function parseRetryAfter(value: string, nowMs: number = Date.now()): number | undefined {
   const text = value.trim();

@@ -15,10 +15,21 @@ import {
 } from './errors.js';
 import type { AttemptContext } from './retry.js';
 
-/** Decides whether an error is worth retrying. The context is absent when called outside `retry()`. */
+/**
+ * Decides whether an error is worth retrying. The context is absent when called outside `retry()`.
+ *
+ * @example
+ * const quotaOrBusy: RetryPredicate = anyOf(httpStatus(429, 503), grpcCode('RESOURCE_EXHAUSTED'));
+ */
 export type RetryPredicate = (error: unknown, ctx?: AttemptContext) => boolean;
 
-/** A whole class of HTTP statuses, e.g. `'5xx'` for 500–599. */
+/**
+ * A whole class of HTTP statuses, e.g. `'5xx'` for 500–599.
+ *
+ * @example
+ * const serverErrors: HttpStatusClass = '5xx';
+ * retry(call, { retryable: httpStatus(429, serverErrors) });
+ */
 export type HttpStatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
 
 /**
@@ -70,6 +81,9 @@ export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredica
 /**
  * Socket and DNS error codes that mean the connection failed or dropped, not that the
  * server refused the request on its merits.
+ *
+ * @example
+ * NETWORK_ERROR_CODES.has(systemCodeOf(error) ?? ''); // true for ECONNRESET, EAI_AGAIN, …
  */
 export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNRESET',
@@ -126,7 +140,12 @@ export const networkError: RetryPredicate = (error) => {
   return false;
 };
 
-/** System and library codes of a connection or request that ran out of time. */
+/**
+ * System and library codes of a connection or request that ran out of time.
+ *
+ * @example
+ * TIMEOUT_ERROR_CODES.has('UND_ERR_HEADERS_TIMEOUT'); // true
+ */
 export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
   'ETIMEDOUT',
   'ESOCKETTIMEDOUT',
@@ -183,19 +202,35 @@ export function errorReason(...reasons: string[]): RetryPredicate {
   return (error) => errorReasonsOf(error).some((reason) => wanted.has(reason.toLowerCase()));
 }
 
-/** True when any of the predicates is (evaluated left to right, stopping at the first true). */
+/**
+ * True when any of the predicates is (evaluated left to right, stopping at the first true).
+ *
+ * @example
+ * retry(call, { retryable: anyOf(httpStatus(429, '5xx'), networkError, timedOut) });
+ */
 export function anyOf(...predicates: RetryPredicate[]): RetryPredicate {
   assertPredicates('anyOf', predicates);
   return (error, ctx) => predicates.some((p) => p(error, ctx));
 }
 
-/** True when every predicate is (evaluated left to right, stopping at the first false). */
+/**
+ * True when every predicate is (evaluated left to right, stopping at the first false).
+ *
+ * @example
+ * // The default classification, but never a 503 from this flaky proxy.
+ * retry(call, { retryable: allOf(isTransient, not(httpStatus(503))) });
+ */
 export function allOf(...predicates: RetryPredicate[]): RetryPredicate {
   assertPredicates('allOf', predicates);
   return (error, ctx) => predicates.every((p) => p(error, ctx));
 }
 
-/** The negation of a predicate. */
+/**
+ * The negation of a predicate.
+ *
+ * @example
+ * retry(call, { retryable: allOf(networkError, not(timedOut)) }); // dropped connections, not timeouts
+ */
 export function not(predicate: RetryPredicate): RetryPredicate {
   assertPredicates('not', [predicate]);
   return (error, ctx) => !predicate(error, ctx);
@@ -207,10 +242,20 @@ function assertPredicates(name: string, predicates: unknown[]): void {
   });
 }
 
-/** HTTP statuses that say "try again": timeout, rate limit, and the server-side transient 5xx. */
+/**
+ * HTTP statuses that say "try again": timeout, rate limit, and the server-side transient 5xx.
+ *
+ * @example
+ * TRANSIENT_HTTP_STATUSES.has(response.status); // true for 408, 429, 500, 502, 503, 504
+ */
 export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
 
-/** gRPC codes that say "try again"; the rest need a human or a different request. */
+/**
+ * gRPC codes that say "try again"; the rest need a human or a different request.
+ *
+ * @example
+ * TRANSIENT_GRPC_CODES.has(GrpcStatus.UNAVAILABLE); // true
+ */
 export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
   GrpcStatus.UNAVAILABLE,
   GrpcStatus.RESOURCE_EXHAUSTED,
@@ -225,6 +270,9 @@ const PROGRAMMER_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
  * gRPC ABORTED. HTTP 409 alone also means ALREADY_EXISTS, which must not be retried.
+ *
+ * @example
+ * aborted(gaxiosError); // true for 409 with { "error": { "status": "ABORTED" } }, false for ALREADY_EXISTS
  */
 export const aborted: RetryPredicate = (error) => {
   const status = httpStatusOf(error);

@@ -21,6 +21,10 @@
  *
  * Only methods the idempotency table in the retry-strategy documentation classifies are
  * listed; see {@link GCS_OPERATIONS} for the runtime list.
+ *
+ * @example
+ * const operation: GcsOperation = 'objects.insert';
+ * gcs({ operation, preconditions: { ifGenerationMatch: 0 } });
  */
 export type GcsOperation =
   | 'buckets.get'
@@ -76,6 +80,10 @@ export type GcsOperation =
  * idempotent one. Names follow the JSON API query parameters. Generation numbers are 64-bit
  * integers, so besides a `number` (up to `Number.MAX_SAFE_INTEGER`) they may be given as a
  * decimal string or a `bigint`. A field set to `undefined` or `null` counts as absent.
+ *
+ * @example
+ * const createIfAbsent: GcsPreconditions = { ifGenerationMatch: 0 };
+ * const thatVersion: GcsPreconditions = { generation: '1700000000000001' };
  */
 export interface GcsPreconditions {
   /**
@@ -106,6 +114,9 @@ export interface GcsPreconditions {
  * - `'always'`: resending never changes the outcome;
  * - `'conditional'`: safe to resend only when the request carries the right precondition;
  * - `'never'`: each successful request creates or changes something anew.
+ *
+ * @example
+ * const kind: GcsIdempotency = gcsIdempotency('hmacKeys.create'); // 'never'
  */
 export type GcsIdempotency = 'always' | 'conditional' | 'never';
 
@@ -113,6 +124,10 @@ export type GcsIdempotency = 'always' | 'conditional' | 'never';
  * How much a caller trusts the table when deciding whether to retry:
  * `'always'` retries every operation, `'never'` none, and `'conditional'` (the careful
  * choice) follows the table and the request's preconditions.
+ *
+ * @example
+ * const strategy: GcsRetryStrategy = 'conditional';
+ * gcs({ operation: 'objects.patch', preconditions: { ifMetagenerationMatch: 3 }, strategy });
  */
 export type GcsRetryStrategy = 'always' | 'conditional' | 'never';
 
@@ -220,6 +235,9 @@ const MAKES_IDEMPOTENT: Record<ConditionalOperation, readonly PreconditionField[
 /**
  * Every operation the table classifies, in table order (grouped by resource). Frozen, so it
  * can be shared safely; handy for documentation and for exhaustive tests.
+ *
+ * @example
+ * GCS_OPERATIONS.filter((op) => gcsIdempotency(op) === 'never'); // ['hmacKeys.create', …]
  */
 export const GCS_OPERATIONS: readonly GcsOperation[] = /* @__PURE__ */ Object.freeze(
   /* @__PURE__ */ Object.keys(IDEMPOTENCY) as GcsOperation[],

@@ -29,7 +29,13 @@ export {
   gcsPreconditionMet,
 } from './gcs-operations.js';
 
-/** Options of {@link gcs}: its own four, plus any `RetryOptions` field to override. */
+/**
+ * Options of {@link gcs}: its own four, plus any `RetryOptions` field to override.
+ *
+ * @example
+ * const options: GcsOptions = { operation: 'objects.delete', preconditions: { generation }, deadlineMs: 60_000 };
+ * await retry(() => file.delete(), gcs(options));
+ */
 export interface GcsOptions extends RetryOptions {
   /**
    * The JSON API method the retried call makes, e.g. `'objects.get'`, `'objects.insert'`,

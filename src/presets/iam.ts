@@ -10,7 +10,13 @@ import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
 import { buildPreset, freezeBackoff, optionsBag, validated } from './preset.js';
 
-/** Options of {@link iam}: its own two, plus any `RetryOptions` field to override. */
+/**
+ * Options of {@link iam}: its own two, plus any `RetryOptions` field to override.
+ *
+ * @example
+ * const options: IamOptions = { retryNotFound: true, maxDelayMs: 64_000, maxAttempts: 8 };
+ * await retry(call, iam(options));
+ */
 export interface IamOptions extends RetryOptions {
   /**
    * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
@@ -111,7 +117,16 @@ function iamPreset(
   return buildPreset(name, IAM_OWN_KEYS, retryNotFound === true ? withNotFound : plain, overrides, maxDelayMs);
 }
 
-/** The three steps of a read-modify-write; see {@link iamReadModifyWrite}. */
+/**
+ * The three steps of a read-modify-write; see {@link iamReadModifyWrite}.
+ *
+ * @example
+ * const steps: ReadModifyWriteSteps<Policy, Policy> = {
+ *   read: ({ signal }) => getIamPolicy(resource, { signal }),
+ *   modify: (policy) => (hasViewer(policy) ? undefined : withViewer(policy)),
+ *   write: (policy, { signal }) => setIamPolicy(resource, policy, { signal }),
+ * };
+ */
 export interface ReadModifyWriteSteps<P, R> {
   /** Reads the current value (e.g. `getIamPolicy`), with its etag. */
   read: (ctx: AttemptContext) => P | PromiseLike<P>;
