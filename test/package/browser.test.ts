@@ -40,13 +40,8 @@ interface PageReport {
   delays: { google: number[]; full: number[]; badAttempt: string };
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.cjs': 'text/javascript; charset=utf-8',
-  '.ts': 'text/plain; charset=utf-8',
-  '.cts': 'text/plain; charset=utf-8',
-  '.map': 'application/json',
-};
+// Browsers run a module script only when it is served with a JavaScript MIME type.
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
@@ -55,8 +50,8 @@ const PAGE = `<!doctype html>
 `;
 
 /**
- * Serves the page, the page script, dist/ as static files, a flaky endpoint, and a /report
- * endpoint that hands the page's findings to `reports`.
+ * Serves the page, its script, the built modules in dist/, a flaky endpoint, and a /report
+ * endpoint that hands the page's findings to `onReport`.
  */
 function startServer(onReport: (report: PageReport) => void): Promise<Server> {
   let flakyRequests = 0;
@@ -66,15 +61,14 @@ function startServer(onReport: (report: PageReport) => void): Promise<Server> {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
     } else if (path === '/page.js') {
       const script = await readFile(join(ROOT, 'test/package/browser-page.js'));
-      res.writeHead(200, { 'content-type': CONTENT_TYPES['.js'] }).end(script);
-    } else if (path.startsWith('/dist/')) {
+      res.writeHead(200, { 'content-type': JAVASCRIPT }).end(script);
+    } else if (path.startsWith('/dist/') && path.endsWith('.js')) {
       const file = normalize(join(ROOT, path));
-      const type = CONTENT_TYPES[file.slice(file.lastIndexOf('.'))];
-      if (!file.startsWith(join(ROOT, 'dist')) || type === undefined || !existsSync(file)) {
+      if (!file.startsWith(join(ROOT, 'dist/')) || !existsSync(file)) {
         res.writeHead(404).end();
         return;
       }
-      res.writeHead(200, { 'content-type': type }).end(await readFile(file));
+      res.writeHead(200, { 'content-type': JAVASCRIPT }).end(await readFile(file));
     } else if (path === '/flaky') {
       flakyRequests += 1;
       if (flakyRequests === 1) res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
