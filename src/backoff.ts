@@ -28,7 +28,14 @@ import { describe } from './describe.js';
  */
 export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number; readonly afterCap?: boolean };
 
-/** The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped. */
+/**
+ * The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped.
+ *
+ * @example
+ * // 0.5 s, 1 s, 2 s, … up to 10 s, each delay anywhere between half and all of it
+ * const policy: BackoffPolicy = { initialDelayMs: 500, multiplier: 2, maxDelayMs: 10_000, jitter: 'equal' };
+ * await retry(call, { backoff: policy });
+ */
 export interface BackoffPolicy {
   /** Delay before the first retry (n = 0), before jitter, in milliseconds. */
   initialDelayMs: number;

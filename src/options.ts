@@ -7,7 +7,12 @@ import { describe } from './describe.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOptions } from './retry.js';
 
-/** The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage). */
+/**
+ * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
+ *
+ * @example
+ * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after the first attempt began
+ */
 export const DEFAULT_DEADLINE_MS = 120_000;
 
 /** `RetryOptions` with every default filled in; what the loop reads. */

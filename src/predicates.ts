@@ -265,7 +265,10 @@ export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
   GrpcStatus.UNKNOWN,
 ]);
 
+// Errors that say "do not try again": a bug in the caller's code, or a client-side throttle
+// (`ThrottledError`) that refused the call on purpose — an outer retry() must not undo that.
 const PROGRAMMER_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+const DELIBERATE_REFUSALS = new Set(['ThrottledError']);
 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
@@ -285,8 +288,9 @@ export const aborted: RetryPredicate = (error) => {
  * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
  * ABORTED/INTERNAL/UNKNOWN, an `AbortError` (also under `cause`, unless the abort was a
- * timeout), and programmer errors (`TypeError`,
- * `RangeError`, `ReferenceError`, `SyntaxError`) other than fetch's network `TypeError`.
+ * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), and
+ * programmer errors (`TypeError`, `RangeError`, `ReferenceError`, `SyntaxError`) other than
+ * fetch's network `TypeError`.
  *
  * @example
  * isTransient(Object.assign(new Error('busy'), { status: 503 })); // true
@@ -301,6 +305,8 @@ export const isTransient: RetryPredicate = (error) => {
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
     if (typeof name === 'string' && PROGRAMMER_ERRORS.has(name)) return networkError(error);
+    if (typeof name === 'string' && DELIBERATE_REFUSALS.has(name)) return false;
+
   }
   return true;
 };

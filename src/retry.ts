@@ -12,7 +12,15 @@ import { type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
 import { NOT_QUEUED, type Timed, now, schedule, unschedule, watchFresh } from './timer-queue.js';
 
-/** What `fn` learns about the attempt it is running. */
+/**
+ * What `fn` learns about the attempt it is running.
+ *
+ * @example
+ * await retry(async ({ attempt, signal, remainingMs }) => {
+ *   console.log(`attempt ${attempt}, ${remainingMs} ms left`);
+ *   return fetch(url, { signal });
+ * });
+ */
 export interface AttemptContext {
   /** 1 for the first attempt, 2 for the first retry, … */
   readonly attempt: number;
@@ -28,7 +36,14 @@ export interface AttemptContext {
   readonly remainingMs: number;
 }
 
-/** Passed to `onRetry` before each sleep. */
+/**
+ * Passed to `onRetry` before each sleep.
+ *
+ * @example
+ * retry(call, {
+ *   onRetry: ({ attempt, error, delayMs }) => console.warn(`attempt ${attempt} failed (${error}); retrying in ${delayMs} ms`),
+ * });
+ */
 export interface RetryEvent {
   /** The attempt that just failed (1-based). */
   readonly attempt: number;
@@ -43,6 +58,10 @@ export interface RetryEvent {
 /**
  * Limits retries across many calls (see `createRetryBudget`). `retry()` reports every
  * attempt's outcome and asks before each retry.
+ *
+ * @example
+ * const budget: RetryBudget = createRetryBudget({ maxTokens: 10, tokenRatio: 0.1 });
+ * await Promise.all(urls.map((url) => retry(() => fetchJson(url), { budget })));
  */
 export interface RetryBudget {
   /** An attempt succeeded (`true`) or failed with an error worth retrying (`false`). */
@@ -54,6 +73,10 @@ export interface RetryBudget {
 /**
  * Rejects attempts on the client when the server is overloaded (see
  * `createAdaptiveThrottle`). Asked before every attempt, told how each one went.
+ *
+ * @example
+ * const throttle: AttemptThrottle = createAdaptiveThrottle({ k: 2 });
+ * await retry(() => callBackend(), { throttle });
  */
 export interface AttemptThrottle {
   /** Whether to send the next attempt; `false` fails the call with `error()`. */
@@ -64,7 +87,19 @@ export interface AttemptThrottle {
   error(): Error;
 }
 
-/** Options of `retry()`. Every field is optional; bad values throw before anything runs. */
+/**
+ * Options of `retry()`. Every field is optional; bad values throw before anything runs.
+ *
+ * @example
+ * const options: RetryOptions = {
+ *   backoff: { initialDelayMs: 200, maxDelayMs: 5_000 },
+ *   maxAttempts: 6,
+ *   deadlineMs: 20_000,
+ *   attemptTimeoutMs: 3_000,
+ *   retryable: anyOf(httpStatus(429, 503), networkError),
+ * };
+ * await retry(call, options);
+ */
 export interface RetryOptions {
   /** Backoff policy; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). */
   backoff?: Partial<BackoffPolicy>;
@@ -90,7 +125,12 @@ export interface RetryOptions {
   rng?: () => number;
 }
 
-/** Why `retry()` gave up on an error that was worth retrying. */
+/**
+ * Why `retry()` gave up on an error that was worth retrying.
+ *
+ * @example
+ * const reason: RetryErrorReason = error instanceof RetryError ? error.reason : 'attempts';
+ */
 export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 
 /**
@@ -128,6 +168,12 @@ export class RetryError extends Error {
 /**
  * An attempt ran out of time: its `attemptTimeoutMs`, or the overall deadline. Transient, so
  * a timed-out attempt is retried while time remains.
+ *
+ * @example
+ * retry(slowCall, {
+ *   attemptTimeoutMs: 2_000,
+ *   onRetry: ({ error }) => { if (error instanceof TimeoutError) metrics.count('attempt_timeout'); },
+ * });
  */
 export class TimeoutError extends Error {
   override readonly name = 'TimeoutError';

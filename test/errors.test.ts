@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ThrottledError,
+  createAdaptiveThrottle,
   errorReasonsOf,
   grpcCodeOf,
   httpStatusOf,
@@ -160,6 +162,18 @@ describe('isTransient (the default classification)', () => {
     expect(isTransient(new ReferenceError('y is not defined'))).toBe(false);
     expect(isTransient(new SyntaxError('Unexpected token'))).toBe(false);
     expect(isTransient(new DOMException('stopped', 'AbortError'))).toBe(false);
+  });
+
+  it('does not retry a call the adaptive throttle refused (an outer retry must not undo it)', () => {
+    const throttle = createAdaptiveThrottle({ k: 1, rng: () => 0 });
+    for (let i = 0; i < 50; i++) {
+      throttle.admit();
+      throttle.record(false);
+    }
+    expect(throttle.admit()).toBe(false);
+    const refused = throttle.error();
+    expect(refused).toBeInstanceOf(ThrottledError);
+    expect(isTransient(refused)).toBe(false);
   });
 
   it('retries unknown errors, timeouts and non-Error throws', () => {
