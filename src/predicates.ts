@@ -306,7 +306,6 @@ export const isTransient: RetryPredicate = (error) => {
     const name = (error as { name?: unknown }).name;
     if (typeof name === 'string' && PROGRAMMER_ERRORS.has(name)) return networkError(error);
     if (typeof name === 'string' && DELIBERATE_REFUSALS.has(name)) return false;
-
   }
   return true;
 };
