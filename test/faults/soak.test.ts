@@ -170,7 +170,8 @@ interface Figures {
   httpRequests: number;
   faults: Partial<Record<Fault, number>>;
   successes: number;
-  duplicates: number;
+  /** Side effects applied more than once; undefined where resending is allowed (idempotent). */
+  duplicates: number | undefined;
   worstLatenessMs: number;
   worstLatenessPastLoopMs: number;
   hungLeftOpen: number;
@@ -205,7 +206,7 @@ describe('soak: retryFetch against the fault server', () => {
         httpRequests: server.stats().requests,
         faults: faultCounts(server),
         successes: outcomes.length - failed.length,
-        duplicates: 0,
+        duplicates: undefined,
         worstLatenessMs: lateness(outcomes),
         worstLatenessPastLoopMs: latenessPastLoop(outcomes),
         hungLeftOpen: server.openHungSockets(),
@@ -326,7 +327,7 @@ describe('soak: retryFetch against the fault server', () => {
         httpRequests: server.stats().requests,
         faults: faultCounts(server),
         successes: outcomes.filter((o) => o.success).length,
-        duplicates: 0,
+        duplicates: undefined,
         worstLatenessMs: lateness(outcomes),
         worstLatenessPastLoopMs: latenessPastLoop(outcomes),
         hungLeftOpen: server.openHungSockets(),
@@ -366,7 +367,7 @@ function report(figures: readonly Figures[], seconds: string, maxLoopDelayMs: nu
     const injected = Object.values(f.faults).reduce((n, x) => n + (x ?? 0), 0);
     lines.push(
       `- ${f.phase}: ${f.calls} calls, ${f.httpRequests} HTTP requests, ${injected} faults injected (${faults}); ` +
-        `${f.successes}/${f.calls} succeeded; duplicates ${f.duplicates}; worst lateness ${f.worstLatenessMs.toFixed(1)} ms ` +
+        `${f.successes}/${f.calls} succeeded; duplicates ${f.duplicates ?? 'n/a (idempotent)'}; worst lateness ${f.worstLatenessMs.toFixed(1)} ms ` +
         `(${f.worstLatenessPastLoopMs.toFixed(1)} ms past the event loop's own); hung connections left open ${f.hungLeftOpen}; ${f.notes}`,
     );
   }
