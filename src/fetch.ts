@@ -196,16 +196,23 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     plan.replayable &&
     ((typeof rule === 'function' ? rule(ctx) : rule) || (judged.ctx === ctx && notSent(judged.error)));
 
-  const signal = bothSignals(plan.callerSignal, retryOptions.signal);
-  return retry(attempt, { ...retryOptions, retryable, idempotent, signal }).then(undefined, (error: unknown) => {
-    const last = held;
-    held = undefined;
-    if (last !== undefined && (error === last || (error instanceof RetryError && error.cause === last))) {
-      return last.response;
-    }
-    if (last !== undefined) cancelBody(last.response);
-    throw error;
-  });
+  const callSignal = eitherSignal(plan.callerSignal, retryOptions.signal);
+  return retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal }).then(
+    (response) => {
+      callSignal.dispose();
+      return response;
+    },
+    (error: unknown) => {
+      callSignal.dispose();
+      const last = held;
+      held = undefined;
+      if (last !== undefined && (error === last || (error instanceof RetryError && error.cause === last))) {
+        return last.response;
+      }
+      if (last !== undefined) cancelBody(last.response);
+      throw error;
+    },
+  );
 }
 
 /** What retryFetch needs to know about the request, read once before the first attempt. */
@@ -310,6 +317,31 @@ function bothSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): Ab
   // listeners from every attempt. Where it is missing, the attempt's signal alone still stops
   // the request (retry() aborts it when the caller's signal aborts).
   return typeof AbortSignal.any === 'function' ? AbortSignal.any([a, b]) : a;
+}
+
+/**
+ * The call's signal from the caller's two (`init.signal` or the Request's, and
+ * `options.signal`). Without `AbortSignal.any` (Node before 20.3), a controller listens to
+ * both until `dispose()`, called when the call settles.
+ */
+function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; dispose(): void } {
+  if (a === undefined || b === undefined || typeof AbortSignal.any === 'function') {
+    return { signal: bothSignals(a, b), dispose: ignore };
+  }
+  const controller = new AbortController();
+  const onA = (): void => controller.abort(a.reason);
+  const onB = (): void => controller.abort(b.reason);
+  if (a.aborted) onA();
+  else if (b.aborted) onB();
+  a.addEventListener('abort', onA, { once: true });
+  b.addEventListener('abort', onB, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      a.removeEventListener('abort', onA);
+      b.removeEventListener('abort', onB);
+    },
+  };
 }
 
 /** Checks retryFetch's own options (retry() checks the rest), throwing a TypeError/RangeError naming the field. */

@@ -2,6 +2,7 @@
 // fetch (undici): real statuses, real bodies, real sockets. Exact timing (Retry-After, the
 // deadline, when a body is cancelled) is tested in virtual time with an injected fetch that
 // answers with real Response objects.
+import { getEventListeners } from 'node:events';
 import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -411,6 +412,34 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(((await rejection(call)) as Error).message).toBe('changed my mind');
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(server.seen).toHaveLength(0);
+  });
+
+  it.each([
+    ['with AbortSignal.any', false],
+    ['without AbortSignal.any (Node < 20.3)', true],
+  ])('honours both init.signal and options.signal, %s, and leaves no listener on them', async (_name, hideAny) => {
+    const original = AbortSignal.any;
+    if (hideAny) (AbortSignal as { any?: unknown }).any = undefined;
+    try {
+      for (const which of ['init', 'options'] as const) {
+        const server = await scriptedServer([hang]);
+        const fromInit = new AbortController();
+        const fromOptions = new AbortController();
+        const call = retryFetch(server.url, { signal: fromInit.signal }, { ...quick, signal: fromOptions.signal });
+        await eventually(() => server.seen.length === 1, 'the request arrived');
+        (which === 'init' ? fromInit : fromOptions).abort(new Error(`aborted via ${which}`));
+        expect(((await rejection(call)) as Error).message).toBe(`aborted via ${which}`);
+        const other = which === 'init' ? fromOptions.signal : fromInit.signal;
+        expect(getEventListeners(other, 'abort')).toHaveLength(0);
+      }
+      const server = await scriptedServer([]);
+      const a = new AbortController();
+      const b = new AbortController();
+      await retryFetch(server.url, { signal: a.signal }, { ...quick, signal: b.signal });
+      expect([getEventListeners(a.signal, 'abort').length, getEventListeners(b.signal, 'abort').length]).toEqual([0, 0]);
+    } finally {
+      AbortSignal.any = original;
+    }
   });
 
   it('takes a Request\'s own signal as the caller\'s', async () => {
