@@ -119,9 +119,9 @@ const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS
  * - **Discards** every response it does not return by cancelling its body, which frees its
  *   connection: a retried response when the next attempt starts, a late response of an
  *   abandoned attempt when it arrives.
- * - Each attempt's fetch gets the attempt's `signal` (it aborts at `attemptTimeoutMs` and at
- *   the deadline), combined with `init.signal` (or the `Request`'s signal), which also keeps
- *   aborting the returned response's body.
+ * - Each attempt's fetch gets a signal that aborts with the attempt's (at `attemptTimeoutMs`,
+ *   at the deadline, when your signal aborts). `init.signal` (or the `Request`'s signal) also
+ *   keeps aborting the returned response's body, as with fetch.
  *
  * Options are retry()'s (defaults: deadline 120 s, backoff 1 s × 2 up to 32 s with full
  * jitter) plus `fetch`, `maxRetryAfterMs` and `bufferBody`; bad options throw synchronously,
@@ -165,9 +165,12 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     await undefined;
     // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
     if (attemptSignal.aborted) throw attemptSignal.reason;
-    const fetchSignal = followLate(attemptSignal);
-    const signal = plan.callerSignal === undefined ? fetchSignal : bothSignals(fetchSignal, plan.callerSignal);
-    const response = await send(plan.request === undefined ? input : plan.request.clone(), { ...init, signal });
+    const fetchController = followLate(attemptSignal);
+    const response = await send(plan.request === undefined ? input : plan.request.clone(), {
+      ...init,
+      signal: fetchController.signal,
+    });
+    controllerOf.set(response, fetchController);
     // retry() has moved on (timeout, deadline, abort): nobody will read this response.
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
     if (bufferBody === true && response.body !== null) {
@@ -200,19 +203,73 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   return retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal }).then(
     (response) => {
       callSignal.dispose();
-      return response;
+      return handOver(response, plan.callerSignal);
     },
     (error: unknown) => {
       callSignal.dispose();
       const last = held;
       held = undefined;
       if (last !== undefined && (error === last || (error instanceof RetryError && error.cause === last))) {
-        return last.response;
+        return handOver(last.response, plan.callerSignal);
       }
       if (last !== undefined) cancelBody(last.response);
       throw error;
     },
   );
+}
+
+/** The controller of the signal each response's fetch was given. */
+const controllerOf = new WeakMap<Response, AbortController>();
+
+/**
+ * For each caller signal that still guards returned responses: the controllers to abort when
+ * it aborts, held weakly. One listener per signal, however many calls share it.
+ */
+const guardedBy = new WeakMap<AbortSignal, Set<WeakRef<AbortController>>>();
+
+/** Drops a response's entry once the response is garbage. */
+const unguard =
+  typeof FinalizationRegistry === 'function' && typeof WeakRef === 'function'
+    ? new FinalizationRegistry<{ guards: Set<WeakRef<AbortController>>; ref: WeakRef<AbortController> }>(
+        ({ guards, ref }) => guards.delete(ref),
+      )
+    : undefined;
+
+/**
+ * Returns the response, wired so that the caller's signal keeps aborting it as fetch's would:
+ * aborting it while the body downloads stops the download. During the call, retry() passes the
+ * caller's abort on to the attempt; afterwards this does. Not AbortSignal.any, and not a
+ * listener per call: a long-lived signal (a server's shutdown signal) shared by every call
+ * would collect one per call, in Node even with AbortSignal.any (nodejs/node#55351).
+ */
+function handOver(response: Response, signal: AbortSignal | undefined): Response {
+  const controller = controllerOf.get(response);
+  if (signal === undefined || controller === undefined || response.body === null || unguard === undefined) {
+    return response;
+  }
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return response;
+  }
+  let guards = guardedBy.get(signal);
+  if (guards === undefined) {
+    const set = new Set<WeakRef<AbortController>>();
+    guards = set;
+    guardedBy.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const ref of set) ref.deref()?.abort(signal.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  // The controller lives as long as its response (controllerOf); so does this entry.
+  const ref = new WeakRef(controller);
+  guards.add(ref);
+  unguard.register(response, { guards, ref });
+  return response;
 }
 
 /** What retryFetch needs to know about the request, read once before the first attempt. */
@@ -303,31 +360,21 @@ function ignore(): void {}
  * done at once, fifty calls sharing a deadline would each settle only after all fifty cleanups.
  * Deferred, every caller hears of the deadline first, and the sockets close right after.
  */
-function followLate(signal: AbortSignal): AbortSignal {
-  if (signal.aborted) return AbortSignal.abort(signal.reason);
+function followLate(signal: AbortSignal): AbortController {
   const follower = new AbortController();
-  signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0), { once: true });
-  return follower.signal;
-}
-
-/** One signal for two (either may be missing); aborts with whichever aborts first. */
-function bothSignals(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
-  if (a === undefined || b === undefined) return a ?? b;
-  // AbortSignal.any holds its sources weakly, so a long-lived caller signal does not collect
-  // listeners from every attempt. Where it is missing, the attempt's signal alone still stops
-  // the request (retry() aborts it when the caller's signal aborts).
-  return typeof AbortSignal.any === 'function' ? AbortSignal.any([a, b]) : a;
+  if (signal.aborted) follower.abort(signal.reason);
+  else signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0), { once: true });
+  return follower;
 }
 
 /**
  * The call's signal from the caller's two (`init.signal` or the Request's, and
- * `options.signal`). Without `AbortSignal.any` (Node before 20.3), a controller listens to
- * both until `dispose()`, called when the call settles.
+ * `options.signal`): a controller that listens to both until `dispose()`, called when the call
+ * settles. (Not AbortSignal.any: in Node, each signal it returns stays referenced from a
+ * long-lived source, some 50 bytes a call, nodejs/node#55351.)
  */
 function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; dispose(): void } {
-  if (a === undefined || b === undefined || typeof AbortSignal.any === 'function') {
-    return { signal: bothSignals(a, b), dispose: ignore };
-  }
+  if (a === undefined || b === undefined) return { signal: a ?? b, dispose: ignore };
   const controller = new AbortController();
   const onA = (): void => controller.abort(a.reason);
   const onB = (): void => controller.abort(b.reason);

@@ -3,6 +3,8 @@
 // deadline, when a body is cancelled) is tested in virtual time with an injected fetch that
 // answers with real Response objects.
 import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -414,32 +416,46 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(server.seen).toHaveLength(0);
   });
 
-  it.each([
-    ['with AbortSignal.any', false],
-    ['without AbortSignal.any (Node < 20.3)', true],
-  ])('honours both init.signal and options.signal, %s, and leaves no listener on them', async (_name, hideAny) => {
-    const original = AbortSignal.any;
-    if (hideAny) (AbortSignal as { any?: unknown }).any = undefined;
-    try {
-      for (const which of ['init', 'options'] as const) {
-        const server = await scriptedServer([hang]);
-        const fromInit = new AbortController();
-        const fromOptions = new AbortController();
-        const call = retryFetch(server.url, { signal: fromInit.signal }, { ...quick, signal: fromOptions.signal });
-        await eventually(() => server.seen.length === 1, 'the request arrived');
-        (which === 'init' ? fromInit : fromOptions).abort(new Error(`aborted via ${which}`));
-        expect(((await rejection(call)) as Error).message).toBe(`aborted via ${which}`);
-        const other = which === 'init' ? fromOptions.signal : fromInit.signal;
-        expect(getEventListeners(other, 'abort')).toHaveLength(0);
-      }
-      const server = await scriptedServer([]);
-      const a = new AbortController();
-      const b = new AbortController();
-      await retryFetch(server.url, { signal: a.signal }, { ...quick, signal: b.signal });
-      expect([getEventListeners(a.signal, 'abort').length, getEventListeners(b.signal, 'abort').length]).toEqual([0, 0]);
-    } finally {
-      AbortSignal.any = original;
+  it('honours both init.signal and options.signal, and leaves no per-call listener on them', async () => {
+    for (const which of ['init', 'options'] as const) {
+      const server = await scriptedServer([hang]);
+      const fromInit = new AbortController();
+      const fromOptions = new AbortController();
+      const call = retryFetch(server.url, { signal: fromInit.signal }, { ...quick, signal: fromOptions.signal });
+      await eventually(() => server.seen.length === 1, 'the request arrived');
+      (which === 'init' ? fromInit : fromOptions).abort(new Error(`aborted via ${which}`));
+      expect(((await rejection(call)) as Error).message).toBe(`aborted via ${which}`);
+      const other = which === 'init' ? fromOptions.signal : fromInit.signal;
+      expect(getEventListeners(other, 'abort')).toHaveLength(0);
     }
+    // A long-lived signal shared by many calls: one listener in all (it keeps aborting the
+    // bodies of returned responses), not one per call.
+    const server = await scriptedServer([]);
+    const shared = new AbortController();
+    const other = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      const res = await retryFetch(server.url, { signal: shared.signal }, { ...quick, signal: other.signal });
+      await res.text();
+    }
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('does not keep returned responses alive through a long-lived signal', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const shared = new AbortController();
+    let collected = 0;
+    const watch = new FinalizationRegistry(() => collected++);
+    const answer = (async () => new Response('body')) as typeof fetch;
+    for (let i = 0; i < 200; i++) {
+      watch.register(await retryFetch('http://x.test/', { signal: shared.signal }, { fetch: answer }), i);
+    }
+    for (let round = 0; round < 10 && collected < 200; round++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(collected).toBeGreaterThanOrEqual(190);
   });
 
   it('takes a Request\'s own signal as the caller\'s', async () => {
