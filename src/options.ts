@@ -31,112 +31,140 @@ export interface RetryConfig {
   readonly rng: () => number;
 }
 
-const DEFAULT_CONFIG: RetryConfig = Object.freeze({
-  backoff: DEFAULT_BACKOFF,
-  maxAttempts: Number.POSITIVE_INFINITY,
-  deadlineMs: DEFAULT_DEADLINE_MS,
-  attemptTimeoutMs: Number.POSITIVE_INFINITY,
-  retryable: isTransient,
-  idempotent: true,
-  signal: undefined,
-  onRetry: undefined,
-  budget: undefined,
-  throttle: undefined,
-  rng: Math.random,
-});
-
-// Frozen option objects (every preset returns one) are read once and remembered.
+// Frozen option objects (every preset returns one) are read once and remembered; the last
+// one used is also kept aside, since a program tends to reuse the same preset call after call.
 const readFrozen = new WeakMap<object, RetryConfig>();
+let lastFrozen: object | undefined;
+let lastConfig: RetryConfig;
 
 /** Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad option. */
 export function readOptions(options: RetryOptions | undefined): RetryConfig {
   if (options === undefined) return DEFAULT_CONFIG;
-  const remembered = readFrozen.get(options);
-  if (remembered !== undefined) return remembered;
-  const config = validate(options);
-  if (Object.isFrozen(options)) readFrozen.set(options, config);
+  if (options === lastFrozen) return lastConfig;
+  // Checked first: an unfrozen object is read afresh on every call (it may have changed).
+  if (!Object.isFrozen(options)) return validate(options);
+  let config = readFrozen.get(options);
+  if (config === undefined) {
+    config = validate(options);
+    readFrozen.set(options, config);
+  }
+  lastFrozen = options;
+  lastConfig = config;
   return config;
 }
 
-const KNOWN_OPTIONS = new Set([
-  'backoff',
-  'maxAttempts',
-  'deadlineMs',
-  'attemptTimeoutMs',
-  'retryable',
-  'idempotent',
-  'signal',
-  'onRetry',
-  'budget',
-  'throttle',
-  'rng',
-]);
+// A lookup object rather than a Set: `key in KNOWN` needs no allocation per call.
+const KNOWN = {
+  __proto__: null,
+  backoff: 1,
+  maxAttempts: 1,
+  deadlineMs: 1,
+  attemptTimeoutMs: 1,
+  retryable: 1,
+  idempotent: 1,
+  signal: 1,
+  onRetry: 1,
+  budget: 1,
+  throttle: 1,
+  rng: 1,
+} as unknown as Record<string, 1>;
+
+/** `retry: options<field> must <expected>, got <value>`, the shape of every option error. */
+function invalid(Kind: typeof TypeError, field: string, expected: string, value: unknown): Error {
+  return new Kind(`retry: options${field} must ${expected}, got ${describe(value)}`);
+}
 
 function validate(options: RetryOptions): RetryConfig {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`retry: options must be an object, got ${describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.has(key)) {
-      throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${[...KNOWN_OPTIONS].join(', ')})`);
+  if (typeof options !== 'object' || options === null) throw invalid(TypeError, '', 'be an object', options);
+  // for…in visits inherited keys too; only own ones are checked, as Object.keys would.
+  for (const key in options) {
+    if (!(key in KNOWN) && Object.hasOwn(options, key)) {
+      throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${Object.keys(KNOWN).join(', ')})`);
     }
   }
   const { maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng } =
     options;
 
-  const backoff = options.backoff === undefined ? DEFAULT_BACKOFF : { ...DEFAULT_BACKOFF, ...options.backoff };
+  let backoff = DEFAULT_BACKOFF;
   if (options.backoff !== undefined) {
     if (typeof options.backoff !== 'object' || options.backoff === null) {
-      throw new TypeError(`retry: options.backoff must be an object, got ${describe(options.backoff)}`);
+      throw invalid(TypeError, '.backoff', 'be an object', options.backoff);
     }
+    backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     assertBackoffPolicy(backoff, 'retry: options.backoff');
   }
   if (maxAttempts !== undefined && !(maxAttempts === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxAttempts) && maxAttempts >= 1))) {
-    throw new RangeError(`retry: options.maxAttempts must be an integer >= 1 or Infinity, got ${describe(maxAttempts)}`);
+    throw invalid(RangeError, '.maxAttempts', 'be an integer >= 1 or Infinity', maxAttempts);
   }
   if (deadlineMs !== undefined && !(typeof deadlineMs === 'number' && deadlineMs > 0)) {
-    throw new RangeError(`retry: options.deadlineMs must be a number > 0 (Infinity for none), got ${describe(deadlineMs)}`);
+    throw invalid(RangeError, '.deadlineMs', 'be a number > 0 (Infinity for none)', deadlineMs);
   }
   if (attemptTimeoutMs !== undefined && !(typeof attemptTimeoutMs === 'number' && attemptTimeoutMs > 0)) {
-    throw new RangeError(`retry: options.attemptTimeoutMs must be a number > 0, got ${describe(attemptTimeoutMs)}`);
+    throw invalid(RangeError, '.attemptTimeoutMs', 'be a number > 0', attemptTimeoutMs);
   }
-  const config: RetryConfig = {
+  const config = makeConfig(
     backoff,
-    maxAttempts: maxAttempts ?? DEFAULT_CONFIG.maxAttempts,
-    deadlineMs: deadlineMs ?? DEFAULT_CONFIG.deadlineMs,
-    attemptTimeoutMs: attemptTimeoutMs ?? DEFAULT_CONFIG.attemptTimeoutMs,
-    retryable: optionalFunction('retryable', retryable) ?? isTransient,
-    idempotent: idempotent ?? true,
+    maxAttempts ?? Number.POSITIVE_INFINITY,
+    deadlineMs ?? DEFAULT_DEADLINE_MS,
+    attemptTimeoutMs ?? Number.POSITIVE_INFINITY,
+    optionalFunction('retryable', retryable) ?? isTransient,
+    idempotent ?? true,
     signal,
-    onRetry: optionalFunction('onRetry', onRetry),
+    optionalFunction('onRetry', onRetry),
     budget,
     throttle,
-    rng: optionalFunction('rng', rng) ?? Math.random,
-  };
+    optionalFunction('rng', rng) ?? Math.random,
+  );
   if (config.maxAttempts === Number.POSITIVE_INFINITY && config.deadlineMs === Number.POSITIVE_INFINITY) {
     throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
   }
   if (typeof config.idempotent !== 'boolean' && typeof config.idempotent !== 'function') {
-    throw new TypeError(`retry: options.idempotent must be a boolean or a function, got ${describe(idempotent)}`);
+    throw invalid(TypeError, '.idempotent', 'be a boolean or a function', idempotent);
   }
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    throw new TypeError(`retry: options.signal must be an AbortSignal, got ${describe(signal)}`);
-  }
+  if (signal !== undefined && !isAbortSignal(signal)) throw invalid(TypeError, '.signal', 'be an AbortSignal', signal);
   if (budget !== undefined && !hasMethods(budget, ['record', 'canRetry'])) {
-    throw new TypeError(`retry: options.budget must come from createRetryBudget() (record, canRetry), got ${describe(budget)}`);
+    throw invalid(TypeError, '.budget', 'come from createRetryBudget() (record, canRetry)', budget);
   }
   if (throttle !== undefined && !hasMethods(throttle, ['admit', 'record', 'error'])) {
-    throw new TypeError(
-      `retry: options.throttle must come from createAdaptiveThrottle() (admit, record, error), got ${describe(throttle)}`,
-    );
+    throw invalid(TypeError, '.throttle', 'come from createAdaptiveThrottle() (admit, record, error)', throttle);
   }
   return config;
 }
 
+// One constructor for every config, the default included, so the loop's property reads
+// always meet objects of the same shape.
+function makeConfig(
+  backoff: BackoffPolicy,
+  maxAttempts: number,
+  deadlineMs: number,
+  attemptTimeoutMs: number,
+  retryable: RetryPredicate,
+  idempotent: boolean | ((ctx: AttemptContext) => boolean),
+  signal: AbortSignal | undefined,
+  onRetry: ((event: RetryEvent) => void) | undefined,
+  budget: RetryBudget | undefined,
+  throttle: AttemptThrottle | undefined,
+  rng: () => number,
+): RetryConfig {
+  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng };
+}
+
+const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
+  DEFAULT_BACKOFF,
+  Number.POSITIVE_INFINITY,
+  DEFAULT_DEADLINE_MS,
+  Number.POSITIVE_INFINITY,
+  isTransient,
+  true,
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  Math.random,
+);
+
 function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') {
-    throw new TypeError(`retry: options.${name} must be a function, got ${describe(value)}`);
-  }
+  if (value !== undefined && typeof value !== 'function') throw invalid(TypeError, `.${name}`, 'be a function', value);
   return value;
 }
 

@@ -3,14 +3,14 @@
  * deadline, abort and unsafe operations. This is the only module that touches time.
  *
  * The loop is written as a small state machine (attempt → sleep → attempt) rather than an
- * async function so that the common case, a first attempt that succeeds, costs one small
- * object and a `then`: no timer, no clock read, no AbortController.
+ * async function so that the common case, a first attempt that succeeds, costs two small
+ * objects, a `then` and one microtask: no timer, no clock read, no AbortController.
  */
 import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
 import { type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
-import { NOT_QUEUED, type Timed, now, schedule, unschedule, watchFresh } from './timer-queue.js';
+import { NOT_QUEUED, type Timed, now, schedule, unschedule } from './timer-queue.js';
 
 /**
  * What `fn` learns about the attempt it is running.
@@ -203,19 +203,12 @@ export class TimeoutError extends Error {
  */
 export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  const config = readOptions(options);
-  const promise = new Promise<T>(captureSettlers);
-  const run = new Run<T>(fn, config, settleValue as (value: T) => void, settleError);
+  const run = new Run<T>(fn, readOptions(options));
   run.start();
-  return promise;
-}
-
-// Captures a new promise's settle functions without allocating a closure per call.
-let settleValue: (value: unknown) => void;
-let settleError: (error: unknown) => void;
-function captureSettlers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  settleValue = resolve as (value: unknown) => void;
-  settleError = reject;
+  // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
+  // microtask from now, handing over this promise's settle functions. That one job is both
+  // how the call settles and how the loop notices a first attempt still running (see `then`).
+  return Promise.resolve(run as unknown as PromiseLike<T>);
 }
 
 /** The shortest real sleep: timers fire no sooner than 1 ms later. */
@@ -225,195 +218,221 @@ const ATTEMPTING = 0;
 const SLEEPING = 1;
 const DONE = 2;
 
-/** The state of one `retry()` call; it is its own timer-queue entry and abort listener. */
+/**
+ * The state of one `retry()` call. It is its own timer-queue entry and its own abort
+ * listener, so a call allocates no timer, listener or bound function. Private fields keep
+ * the state out of users' sight (the attempt context never exposes it).
+ */
 class Run<T> implements Timed {
   dueAt = 0;
   slot = NOT_QUEUED;
-  private phase = ATTEMPTING;
-  private attempt = 0;
+  #phase = ATTEMPTING;
+  #attempt = 0;
   /** When the first attempt started; NaN until the clock is first needed. */
-  private startedAt = Number.NaN;
-  private attemptStartedAt = 0;
+  #startedAt = Number.NaN;
   /** Whether the queued due time is the overall deadline (not the attempt timeout). */
-  private dueIsDeadline = false;
-  private controller: AbortController | undefined;
-  private lastError: unknown;
+  #dueIsDeadline = false;
+  #controller: AbortController | undefined = undefined;
+  #lastError: unknown = undefined;
+  /** The returned promise's settle functions, once the engine has handed them over. */
+  #resolve: ((value: T) => void) | undefined = undefined;
+  #reject: ((error: unknown) => void) | undefined = undefined;
+  /** An outcome reached before the settle functions arrived. */
+  #outcome: unknown = undefined;
+  #failed = false;
+  readonly #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
+  readonly #config: RetryConfig;
 
-  constructor(
-    private readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
-    private readonly config: RetryConfig,
-    private readonly resolve: (value: T) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {}
-
-  start(): void {
-    const { signal } = this.config;
-    if (signal !== undefined) {
-      if (signal.aborted) return this.reject(signal.reason);
-      signal.addEventListener('abort', this);
-    }
-    this.runAttempt(0);
+  constructor(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig) {
+    this.#fn = fn;
+    this.#config = config;
   }
 
-  private runAttempt(elapsedMs: number): void {
-    const { throttle } = this.config;
-    if (throttle !== undefined && !throttle.admit()) return this.fail(throttle.error());
-    const attempt = ++this.attempt;
-    this.phase = ATTEMPTING;
-    this.controller = undefined;
-    const ctx = new Context(this, attempt, elapsedMs, this.config.deadlineMs - elapsedMs);
+  start(): void {
+    const { signal } = this.#config;
+    if (signal !== undefined) {
+      if (signal.aborted) return this.#fail(signal.reason);
+      signal.addEventListener('abort', this);
+    }
+    this.#runAttempt(Number.NaN);
+  }
+
+  /**
+   * Called by the engine a microtask after `retry()` returned. An attempt that settled at once
+   * has done so by now (its reaction was queued first), so only a first attempt that is really
+   * still running reads the clock and queues its deadline; the common case touches neither.
+   */
+  then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
+    if (this.#phase === DONE) return this.#failed ? reject(this.#outcome) : resolve(this.#outcome as T);
+    this.#resolve = resolve;
+    this.#reject = reject;
+    if (this.#phase === ATTEMPTING) {
+      this.#startedAt = now();
+      schedule(this, this.#stopAt(this.#startedAt));
+    }
+  }
+
+  /** Starts the next attempt at time `t` (NaN for the first: its clock starts only if needed). */
+  #runAttempt(t: number): void {
+    const config = this.#config;
+    const { throttle } = config;
+    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error());
+    const attempt = ++this.#attempt;
+    this.#phase = ATTEMPTING;
+    this.#controller = undefined;
+    const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
+    const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
     let result: T | PromiseLike<T>;
     try {
-      result = this.fn(ctx);
+      result = this.#fn(ctx);
     } catch (error) {
-      return this.attemptFailed(error, ctx);
+      return this.#attemptFailed(error, ctx);
     }
-    if (!isThenable(result)) return this.succeed(result);
-    if (attempt === 1) {
-      watchFresh(this);
-    } else {
-      this.watchAttempt(this.attemptStartedAt);
-    }
+    if (!isThenable(result)) return this.#succeed(result);
     // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
     const onValue = (value: T) => {
-      if (this.attempt === attempt && this.phase === ATTEMPTING) this.succeed(value);
+      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#succeed(value);
     };
     const onError = (error: unknown) => {
-      if (this.attempt === attempt && this.phase === ATTEMPTING) this.attemptFailed(error, ctx);
+      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
     };
     if (result instanceof Promise) result.then(onValue, onError);
     else Promise.resolve(result).then(onValue, onError);
+    // A later attempt starts from a timer, with the clock read: queue its limit now.
+    if (attempt > 1) schedule(this, this.#stopAt(t));
   }
 
-  /** Queues the moment this attempt must stop: its timeout or the deadline, whichever is first. */
-  private watchAttempt(attemptStart: number): void {
-    const deadline = this.startedAt + this.config.deadlineMs;
-    const timeout = attemptStart + this.config.attemptTimeoutMs;
-    this.dueIsDeadline = deadline <= timeout;
-    schedule(this, this.dueIsDeadline ? deadline : timeout);
-  }
-
-  /** The first attempt is still running a microtask after it started: start its clock now. */
-  onPromote(t: number): number {
-    this.startedAt = this.attemptStartedAt = t;
-    const deadline = t + this.config.deadlineMs;
-    const timeout = t + this.config.attemptTimeoutMs;
-    this.dueIsDeadline = deadline <= timeout;
-    return this.dueIsDeadline ? deadline : timeout;
+  /** The moment an attempt started at `attemptStart` must stop: its timeout or the deadline. */
+  #stopAt(attemptStart: number): number {
+    const deadline = this.#startedAt + this.#config.deadlineMs;
+    const timeout = attemptStart + this.#config.attemptTimeoutMs;
+    this.#dueIsDeadline = deadline <= timeout;
+    return this.#dueIsDeadline ? deadline : timeout;
   }
 
   onDue(t: number): void {
-    if (this.phase === SLEEPING) {
+    const config = this.#config;
+    if (this.#phase === SLEEPING) {
       // A timer can fire late; an attempt started at or past the deadline could only overrun it.
-      const elapsedMs = t - this.startedAt;
-      if (elapsedMs >= this.config.deadlineMs) return this.fail(new RetryError('deadline', this.attempt, elapsedMs, this.lastError));
-      this.attemptStartedAt = t;
-      return this.runAttempt(elapsedMs);
+      const elapsedMs = t - this.#startedAt;
+      if (elapsedMs >= config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError));
+      return this.#runAttempt(t);
     }
-    if (this.phase !== ATTEMPTING) return;
-    const limitMs = this.dueIsDeadline ? this.config.deadlineMs : this.config.attemptTimeoutMs;
+    if (this.#phase !== ATTEMPTING) return;
+    const atDeadline = this.#dueIsDeadline;
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
     // timeout must not, or a stale Retry-After on that error would stretch the next delay.
     const timeout = new TimeoutError(
-      `attempt ${this.attempt} ${this.dueIsDeadline ? 'was still running at the deadline' : 'timed out'} after ${limitMs} ms`,
-      this.dueIsDeadline ? { cause: this.lastError } : undefined,
+      `attempt ${this.#attempt} ${atDeadline ? 'was still running at the deadline' : 'timed out'} after ${
+        atDeadline ? config.deadlineMs : config.attemptTimeoutMs
+      } ms`,
+      atDeadline ? { cause: this.#lastError } : undefined,
     );
-    this.controller?.abort(timeout);
-    if (this.dueIsDeadline) return this.fail(new RetryError('deadline', this.attempt, t - this.startedAt, timeout));
-    this.attemptFailed(timeout, undefined, t);
+    this.#controller?.abort(timeout);
+    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout));
+    this.#attemptFailed(timeout, undefined, t);
   }
 
   /** Called by the caller's signal. */
   handleEvent(): void {
-    const reason = (this.config.signal as AbortSignal).reason;
-    this.controller?.abort(reason);
-    this.fail(reason);
+    const reason = (this.#config.signal as AbortSignal).reason;
+    this.#controller?.abort(reason);
+    this.#fail(reason);
   }
 
-  private succeed(value: T): void {
-    this.finish();
-    this.config.budget?.record(true);
-    this.config.throttle?.record(true);
-    this.resolve(value);
+  #succeed(value: T): void {
+    this.#finish();
+    this.#config.budget?.record(true);
+    this.#config.throttle?.record(true);
+    if (this.#resolve !== undefined) this.#resolve(value);
+    else this.#outcome = value;
   }
 
-  private fail(error: unknown): void {
-    this.finish();
-    this.reject(error);
+  #fail(error: unknown): void {
+    this.#finish();
+    if (this.#reject !== undefined) return this.#reject(error);
+    this.#outcome = error;
+    this.#failed = true;
   }
 
-  private finish(): void {
-    this.phase = DONE;
+  #finish(): void {
+    this.#phase = DONE;
     unschedule(this);
-    this.config.signal?.removeEventListener('abort', this);
+    this.#config.signal?.removeEventListener('abort', this);
   }
 
   /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */
-  private attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = now()): void {
+  #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = now()): void {
     unschedule(this);
-    this.lastError = error;
-    if (Number.isNaN(this.startedAt)) this.startedAt = t;
-    const { config } = this;
-    const elapsedMs = t - this.startedAt;
-    const context = ctx ?? new Context(this, this.attempt, elapsedMs, config.deadlineMs - elapsedMs);
+    this.#lastError = error;
+    if (Number.isNaN(this.#startedAt)) this.#startedAt = t;
+    const config = this.#config;
+    const attempt = this.#attempt;
+    const elapsedMs = t - this.#startedAt;
+    const context = ctx ?? new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
     let delayMs: number;
     try {
       const transient = config.retryable(error, context);
       // Only transient failures say the server is struggling; the rest count as served.
       config.throttle?.record(!transient);
-      if (!transient) return this.fail(error);
+      if (!transient) return this.#fail(error);
       config.budget?.record(false);
       const safe = typeof config.idempotent === 'function' ? config.idempotent(context) : config.idempotent;
-      if (!safe) return this.fail(error);
-      if (this.attempt >= config.maxAttempts) return this.fail(new RetryError('attempts', this.attempt, elapsedMs, error));
+      if (!safe) return this.#fail(error);
+      if (attempt >= config.maxAttempts) return this.#fail(new RetryError('attempts', attempt, elapsedMs, error));
       if (config.budget !== undefined && !config.budget.canRetry()) {
-        return this.fail(new RetryError('budget', this.attempt, elapsedMs, error));
+        return this.#fail(new RetryError('budget', attempt, elapsedMs, error));
       }
-      delayMs = delayFor(this.attempt - 1, config.backoff, config.rng);
+      delayMs = delayFor(attempt - 1, config.backoff, config.rng);
       const hintMs = retryAfterMsOf(error);
       if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
-      return this.fail(policyError);
+      return this.#fail(policyError);
     }
+    // That code may also have aborted the caller's signal, which settled the call already.
+    if (this.#phase === DONE) return;
     // A sleep lasts at least one timer turn (1 ms), even for a zero delay.
     if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
-      return this.fail(new RetryError('deadline', this.attempt, elapsedMs, error));
+      return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
     }
     if (config.onRetry !== undefined) {
       try {
-        config.onRetry({ attempt: this.attempt, error, delayMs, elapsedMs });
+        config.onRetry({ attempt, error, delayMs, elapsedMs });
       } catch {
         // A logging hook must not change what retry() does.
       }
-      // The hook may have aborted the caller's signal; that already settled the call.
-      if (this.phase === DONE) return;
+      if (this.#phase === DONE) return;
     }
-    this.phase = SLEEPING;
+    this.#phase = SLEEPING;
     schedule(this, t + delayMs);
   }
 
   /** The signal of attempt `attempt`, created on first use. */
   signalFor(attempt: number): AbortSignal {
-    if (attempt !== this.attempt || this.phase !== ATTEMPTING) {
+    if (attempt !== this.#attempt || this.#phase !== ATTEMPTING) {
       // Asked after the attempt ended: it is over, so its signal is aborted.
       return AbortSignal.abort(new TimeoutError(`attempt ${attempt} has ended`));
     }
-    this.controller ??= new AbortController();
-    return this.controller.signal;
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
   }
 }
 
 class Context implements AttemptContext {
+  readonly #run: { signalFor(attempt: number): AbortSignal };
+
   constructor(
-    private readonly run: { signalFor(attempt: number): AbortSignal },
+    run: { signalFor(attempt: number): AbortSignal },
     readonly attempt: number,
     readonly elapsedMs: number,
     readonly remainingMs: number,
-  ) {}
+  ) {
+    this.#run = run;
+  }
 
   get signal(): AbortSignal {
-    return this.run.signalFor(this.attempt);
+    return this.#run.signalFor(this.attempt);
   }
 }
 
@@ -425,4 +444,3 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
       typeof (value as { then?: unknown }).then === 'function')
   );
 }
-

@@ -6,51 +6,60 @@
  * single `setTimeout` armed for its head. When nothing is queued the timer is cleared, so the
  * library never keeps a process alive or leaves a timer behind.
  *
- * A first attempt is not put in the heap right away: it is parked in `fresh` and promoted one
- * microtask later only if it is still running. Attempts that settle at once (the common case)
- * thus never touch the heap, the clock or a timer.
- *
- * Timers and the clock are looked up on `globalThis` at each use, so virtual clocks
- * (`@sinonjs/fake-timers`) installed after import take effect.
+ * Timers and the clock are looked up on `globalThis` when used, never at import, so virtual
+ * clocks (`@sinonjs/fake-timers`) installed later take effect. The queue's clock never jumps
+ * when one clock replaces another (see `now`), so waits in progress keep their remaining time.
  */
 
 /** Something waiting for a moment in time; `retry()`'s per-call state implements it. */
 export interface Timed {
   /** When it is due, on the `now()` clock. */
   dueAt: number;
-  /** Position in the heap; `NOT_QUEUED`, `FRESH` (parked, see `watchFresh`) or an index. */
+  /** Position in the heap, or `NOT_QUEUED`. */
   slot: number;
   /** Called once when due, with the current time. */
   onDue(now: number): void;
-  /** Called for a parked first attempt still running after a microtask: returns its due time. */
-  onPromote(now: number): number;
 }
 
 /** `slot` of an item that is not waiting. */
 export const NOT_QUEUED = -1;
-/** `slot` of a first attempt parked by `watchFresh`. */
-export const FRESH = -2;
 
-/** setTimeout's largest delay; longer ones would overflow to 1 ms. */
-const MAX_TIMER_DELAY = 2_147_483_647;
+/** setTimeout's largest delay; longer ones overflow to 1 ms, so longer waits are taken in steps. */
+export const MAX_TIMER_DELAY = 2_147_483_647;
 
 const heap: Timed[] = [];
-const fresh: Timed[] = [];
-let promotionQueued = false;
-let timer: unknown;
-let timerDueAt = Infinity;
-let timerOwner: typeof setTimeout | undefined;
 
-/** Monotonic milliseconds (faked by `@sinonjs/fake-timers`). */
+let clockSource: { now(): number } | undefined;
+let clockOffset = 0;
+let lastNow = Number.NEGATIVE_INFINITY;
+
+/**
+ * Monotonic milliseconds from `performance.now()`. When another `performance` takes over (a
+ * virtual clock installed or removed), time continues from the last reading instead of jumping
+ * to the new clock's origin; the offset is a whole number so that virtual times stay exact.
+ */
 export function now(): number {
-  return globalThis.performance.now();
+  const source = globalThis.performance;
+  const raw = source.now();
+  if (source !== clockSource) {
+    if (clockSource !== undefined) clockOffset = Math.ceil(lastNow - raw);
+    clockSource = source;
+  }
+  lastNow = raw + clockOffset;
+  return lastNow;
 }
 
-/** Queues `item` to have `onDue` called at `dueAt`. */
+let timer: unknown;
+let timerDueAt = Number.POSITIVE_INFINITY;
+let timerOwner: typeof setTimeout | undefined;
+// The clearTimeout that goes with `timerOwner`; kept because the global one may be replaced.
+let timerClear: typeof clearTimeout | undefined;
+
+/** Queues `item` to have `onDue` called at `dueAt`; `Infinity` means never (nothing is queued). */
 export function schedule(item: Timed, dueAt: number): void {
   item.dueAt = dueAt;
   if (dueAt === Number.POSITIVE_INFINITY) {
-    item.slot = NOT_QUEUED; // no limit: nothing to wait for
+    item.slot = NOT_QUEUED;
     return;
   }
   item.slot = heap.length;
@@ -59,11 +68,11 @@ export function schedule(item: Timed, dueAt: number): void {
   if (heap[0] === item) armTimer();
 }
 
-/** Removes `item` from the queue if it is queued or parked; harmless otherwise. */
+/** Removes `item` from the queue if it is queued; harmless otherwise. */
 export function unschedule(item: Timed): void {
   const slot = item.slot;
+  if (slot < 0) return;
   item.slot = NOT_QUEUED;
-  if (slot < 0) return; // parked items are skipped at promotion
   const last = heap.pop() as Timed;
   if (slot < heap.length) {
     heap[slot] = last;
@@ -75,37 +84,13 @@ export function unschedule(item: Timed): void {
   // A removed head leaves the timer armed early; it fires, finds nothing due, and re-arms.
 }
 
-/**
- * Parks a first attempt without reading the clock. One microtask later, every parked item
- * still parked is asked for its due time (`onPromote`) and scheduled.
- */
-export function watchFresh(item: Timed): void {
-  item.slot = FRESH;
-  fresh.push(item);
-  if (!promotionQueued) {
-    promotionQueued = true;
-    queueMicrotask(promoteFresh);
-  }
-}
-
-function promoteFresh(): void {
-  promotionQueued = false;
-  let t: number | undefined;
-  for (const item of fresh) {
-    if (item.slot !== FRESH) continue;
-    t ??= now();
-    schedule(item, item.onPromote(t));
-  }
-  fresh.length = 0;
-}
-
 function onTimer(): void {
   timer = undefined;
-  timerDueAt = Infinity;
+  timerDueAt = Number.POSITIVE_INFINITY;
   try {
     const t = now();
     // Take everything due first, then call it: an item that reschedules itself for "now"
-    // (a zero delay) waits for the next timer turn instead of spinning here.
+    // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
     const due: Timed[] = [];
     while (heap.length > 0 && (heap[0] as Timed).dueAt <= t) {
       const item = heap[0] as Timed;
@@ -126,16 +111,17 @@ function armTimer(): void {
   disarmTimer();
   const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - now())));
   timerOwner = owner;
+  timerClear = globalThis.clearTimeout;
   timerDueAt = head.dueAt;
   timer = owner(onTimer, delay);
 }
 
 function disarmTimer(): void {
   if (timer === undefined) return;
-  // Clear with the clock that armed it: a fake clock may have been uninstalled since.
-  if (timerOwner === globalThis.setTimeout) globalThis.clearTimeout(timer as ReturnType<typeof setTimeout>);
+  // Clear with the clock that armed it: the global one may belong to another clock by now.
+  (timerClear as typeof clearTimeout)(timer as ReturnType<typeof setTimeout>);
   timer = undefined;
-  timerDueAt = Infinity;
+  timerDueAt = Number.POSITIVE_INFINITY;
 }
 
 function siftUp(index: number): void {
