@@ -10,7 +10,7 @@ import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
 import { type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
-import { NOT_QUEUED, type Timed, now, schedule, unschedule } from './timer-queue.js';
+import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
 
 /**
  * What `fn` learns about the attempt it is running.
@@ -267,7 +267,7 @@ class Run<T> implements Timed {
     this.#resolve = resolve;
     this.#reject = reject;
     if (this.#phase === ATTEMPTING) {
-      this.#startedAt = now();
+      this.#startedAt = steadyNow();
       schedule(this, this.#stopAt(this.#startedAt));
     }
   }
@@ -362,7 +362,7 @@ class Run<T> implements Timed {
   }
 
   /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */
-  #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = now()): void {
+  #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = steadyNow()): void {
     unschedule(this);
     this.#lastError = error;
     if (Number.isNaN(this.#startedAt)) this.#startedAt = t;

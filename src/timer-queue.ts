@@ -8,12 +8,13 @@
  *
  * Timers and the clock are looked up on `globalThis` when used, never at import, so virtual
  * clocks (`@sinonjs/fake-timers`) installed later take effect. The queue's clock never jumps
- * when one clock replaces another (see `now`), so waits in progress keep their remaining time.
+ * when one clock replaces another (see `steadyNow`), so waits in progress keep their remaining
+ * time.
  */
 
 /** Something waiting for a moment in time; `retry()`'s per-call state implements it. */
 export interface Timed {
-  /** When it is due, on the `now()` clock. */
+  /** When it is due, on the `steadyNow()` clock. */
   dueAt: number;
   /** Position in the heap, or `NOT_QUEUED`. */
   slot: number;
@@ -29,24 +30,31 @@ export const MAX_TIMER_DELAY = 2_147_483_647;
 
 const heap: Timed[] = [];
 
+/** `performance.now()`, looked up at each call so that a virtual clock installed later counts. */
+export function now(): number {
+  return globalThis.performance.now();
+}
+
 let clockSource: { now(): number } | undefined;
 let clockOffset = 0;
-let lastNow = Number.NEGATIVE_INFINITY;
+let lastSteady = Number.NEGATIVE_INFINITY;
 
 /**
- * Monotonic milliseconds from `performance.now()`. When another `performance` takes over (a
- * virtual clock installed or removed), time continues from the last reading instead of jumping
- * to the new clock's origin; the offset is a whole number so that virtual times stay exact.
+ * The clock of the queue and of `retry()`: `performance.now()`, except that when another
+ * `performance` takes over (a virtual clock installed or removed while calls are waiting), time
+ * continues from the last reading instead of jumping to the new clock's origin, so waits in
+ * progress keep their remaining time and elapsed times stay true. The offset is a whole number
+ * so that virtual times stay exact.
  */
-export function now(): number {
+export function steadyNow(): number {
   const source = globalThis.performance;
   const raw = source.now();
   if (source !== clockSource) {
-    if (clockSource !== undefined) clockOffset = Math.ceil(lastNow - raw);
+    if (clockSource !== undefined) clockOffset = Math.ceil(lastSteady - raw);
     clockSource = source;
   }
-  lastNow = raw + clockOffset;
-  return lastNow;
+  lastSteady = raw + clockOffset;
+  return lastSteady;
 }
 
 let timer: unknown;
@@ -88,7 +96,7 @@ function onTimer(): void {
   timer = undefined;
   timerDueAt = Number.POSITIVE_INFINITY;
   try {
-    const t = now();
+    const t = steadyNow();
     // Take everything due first, then call it: an item that reschedules itself for "now"
     // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
     const due: Timed[] = [];
@@ -109,7 +117,7 @@ function armTimer(): void {
   const owner = globalThis.setTimeout;
   if (timer !== undefined && timerOwner === owner && timerDueAt <= head.dueAt) return;
   disarmTimer();
-  const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - now())));
+  const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - steadyNow())));
   timerOwner = owner;
   timerClear = globalThis.clearTimeout;
   timerDueAt = head.dueAt;
