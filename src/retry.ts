@@ -288,7 +288,8 @@ class Run<T> implements Timed {
     } catch (error) {
       return this.#attemptFailed(error, ctx);
     }
-    if (!isThenable(result)) return this.#succeed(result);
+    const native = result instanceof Promise;
+    if (!native && !isThenable(result)) return this.#succeed(result);
     // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
     const onValue = (value: T) => {
       if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#succeed(value);
@@ -296,7 +297,8 @@ class Run<T> implements Timed {
     const onError = (error: unknown) => {
       if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
     };
-    if (result instanceof Promise) result.then(onValue, onError);
+    // A foreign thenable is adopted first: it could call back twice, or synchronously.
+    if (native) (result as Promise<T>).then(onValue, onError);
     else Promise.resolve(result).then(onValue, onError);
     // A later attempt starts from a timer, with the clock read: queue its limit now.
     if (attempt > 1) schedule(this, this.#stopAt(t));
@@ -438,9 +440,8 @@ class Context implements AttemptContext {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
-    value instanceof Promise ||
-    ((typeof value === 'object' || typeof value === 'function') &&
-      value !== null &&
-      typeof (value as { then?: unknown }).then === 'function')
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
   );
 }

@@ -37,24 +37,23 @@ export function now(): number {
 
 let clockSource: { now(): number } | undefined;
 let clockOffset = 0;
-let lastSteady = Number.NEGATIVE_INFINITY;
 
 /**
  * The clock of the queue and of `retry()`: `performance.now()`, except that when another
  * `performance` takes over (a virtual clock installed or removed while calls are waiting), time
- * continues from the last reading instead of jumping to the new clock's origin, so waits in
- * progress keep their remaining time and elapsed times stay true. The offset is a whole number
- * so that virtual times stay exact.
+ * continues from where the previous clock stands instead of jumping to the new one's origin,
+ * so waits in progress keep their remaining time and elapsed times stay true. The offset is a
+ * whole number so that virtual times stay exact.
  */
 export function steadyNow(): number {
   const source = globalThis.performance;
   const raw = source.now();
   if (source !== clockSource) {
-    if (clockSource !== undefined) clockOffset = Math.ceil(lastSteady - raw);
+    // A removed virtual clock still answers, frozen at the time it had.
+    if (clockSource !== undefined) clockOffset = Math.ceil(clockSource.now() + clockOffset - raw);
     clockSource = source;
   }
-  lastSteady = raw + clockOffset;
-  return lastSteady;
+  return raw + clockOffset;
 }
 
 let timer: unknown;
@@ -73,7 +72,8 @@ export function schedule(item: Timed, dueAt: number): void {
   item.slot = heap.length;
   heap.push(item);
   siftUp(item.slot);
-  if (heap[0] === item) armTimer();
+  // Another clock's timer may never fire (a virtual clock removed): re-arm on the current one.
+  if (heap[0] === item || timerOwner !== globalThis.setTimeout) armTimer();
 }
 
 /** Removes `item` from the queue if it is queued; harmless otherwise. */

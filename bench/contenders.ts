@@ -1,0 +1,85 @@
+/**
+ * The calls the success-path benchmark compares, each written the way its library's README
+ * shows: cockatiel's policy is built once (it is meant to be shared), the others take their
+ * options per call.
+ */
+import asyncRetry from 'async-retry';
+import { ExponentialBackoff, handleAll, retry as cockatielRetry } from 'cockatiel';
+import { backOff } from 'exponential-backoff';
+import pRetry from 'p-retry';
+import type { Library } from './library.js';
+
+/** Something that turns an operation into a retried call of it. */
+export interface Contender {
+  readonly name: string;
+  /** Wraps `op` in the library's retry. */
+  readonly wrap: (op: () => Promise<unknown>) => () => Promise<unknown>;
+  /** Not a library: a lower bound that shows what any design must pay (see BENCHMARKS.md). */
+  readonly reference?: boolean;
+}
+
+// Captures a new promise's settle functions without a closure per call.
+let settleValue: (value: unknown) => void = () => {};
+let settleError: (error: unknown) => void = () => {};
+function captureSettlers(resolve: (value: unknown) => void, reject: (error: unknown) => void): void {
+  settleValue = resolve;
+  settleError = reject;
+}
+const RESOLVED = Promise.resolve();
+function nothing(): void {}
+
+/** The success-path contenders, the bare await first (every ratio is to it). */
+export const contenders = (lib: Library): readonly Contender[] => [
+  { name: 'bare await', wrap: (op) => op },
+  {
+    // A wrapper that can settle before `op` does (as a deadline needs) must return a promise of
+    // its own and react to op's: this is that and nothing else.
+    name: 'floor: own promise + one reaction',
+    reference: true,
+    wrap: (op) => () => {
+      const promise = new Promise(captureSettlers);
+      op().then(settleValue, settleError);
+      return promise;
+    },
+  },
+  {
+    // …and to notice, without a timer, that op is still running, one more microtask.
+    name: 'floor: + one microtask',
+    reference: true,
+    wrap: (op) => () => {
+      const promise = new Promise(captureSettlers);
+      op().then(settleValue, settleError);
+      RESOLVED.then(nothing);
+      return promise;
+    },
+  },
+  { name: 'tenacious retry(fn)', wrap: (op) => () => lib.retry(op) },
+  {
+    // The preset made once and reused: the frozen-options path.
+    name: 'tenacious retry(fn, gcs()) (preset made once)',
+    wrap: (op) => {
+      const preset = lib.gcs({ operation: 'objects.get' });
+      return () => lib.retry(op, preset);
+    },
+  },
+  {
+    // As often written: the preset called inline, its own cost included.
+    name: 'tenacious retry(fn, gcs()) (preset made per call)',
+    wrap: (op) => () => lib.retry(op, lib.gcs({ operation: 'objects.get' })),
+  },
+  {
+    name: 'tenacious retry(fn, { maxAttempts: 5 })',
+    // A fresh, unfrozen options object on every call: the slow path of option reading.
+    wrap: (op) => () => lib.retry(op, { maxAttempts: 5 }),
+  },
+  {
+    name: 'cockatiel 3.2',
+    wrap: (op) => {
+      const policy = cockatielRetry(handleAll, { maxAttempts: 5, backoff: new ExponentialBackoff() });
+      return () => policy.execute(op);
+    },
+  },
+  { name: 'p-retry 7.1', wrap: (op) => () => pRetry(op, { retries: 5 }) },
+  { name: 'exponential-backoff 3.1', wrap: (op) => () => backOff(op, { numOfAttempts: 5 }) },
+  { name: 'async-retry 1.3', wrap: (op) => () => asyncRetry(op, { retries: 5 }) },
+];

@@ -1,0 +1,262 @@
+// The shared timer queue under retry(), at its edges: clocks installed after import or swapped
+// mid-wait, waits past setTimeout's limit, many calls cancelled in any order, zero delays, and
+// the adoption microtask that decides whether a first attempt needs a deadline at all.
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type AttemptContext, RetryError, retry } from '../src/index.js';
+import { MAX_TIMER_DELAY, queueState } from '../src/timer-queue.js';
+import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+
+let clock: InstalledClock | undefined;
+afterEach(() => {
+  const left = queueState();
+  clock?.uninstall();
+  clock = undefined;
+  vi.restoreAllMocks();
+  // Every test must leave nothing behind in the shared queue.
+  expect(left).toEqual({ queued: 0, timerArmed: false });
+});
+
+const constant = (ms: number) => ({ initialDelayMs: ms, multiplier: 1, maxDelayMs: ms, jitter: 'none' }) as const;
+
+/** fn that fails `failures` times (with a transient error), then returns 'ok'; records call times. */
+function failing(failures: number) {
+  const calls: number[] = [];
+  const fn = () => {
+    calls.push(Date.now());
+    return calls.length <= failures ? Promise.reject(httpError(503)) : Promise.resolve('ok');
+  };
+  return { fn, calls };
+}
+
+/** Lets pending microtasks (and only those) run. */
+async function microtasks(n = 10): Promise<void> {
+  for (let i = 0; i < n; i++) await Promise.resolve();
+}
+
+describe('the success path', () => {
+  it('reads no clock and arms no timer for calls that settle at once, one by one or all together', async () => {
+    clock = installClock();
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const nowSpy = vi.spyOn(globalThis.performance, 'now');
+    for (let i = 0; i < 100; i++) expect(await retry(async () => i)).toBe(i);
+    const all = await Promise.all(Array.from({ length: 100 }, (_, i) => retry(() => Promise.resolve(i))));
+    expect(all).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(setTimeoutSpy).not.toHaveBeenCalled();
+    expect(nowSpy).not.toHaveBeenCalled();
+  });
+
+  it('queues the deadline of a first attempt still running after the adoption microtask, and only then', async () => {
+    clock = installClock();
+    let finish: ((value: string) => void) | undefined;
+    const p = track(retry(() => new Promise<string>((resolve) => (finish = resolve)), { deadlineMs: 5000 }));
+    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+    await microtasks();
+    expect(queueState()).toEqual({ queued: 1, timerArmed: true });
+    finish?.('late but in time');
+    await microtasks();
+    expect(p.value).toBe('late but in time');
+    expect(clock.countTimers()).toBe(0);
+  });
+
+  it('an abort in the same tick as the call, before the adoption microtask, rejects with the reason', async () => {
+    clock = installClock();
+    const controller = new AbortController();
+    let attempts = 0;
+    const p = track(
+      retry(
+        () => {
+          attempts++;
+          return new Promise<never>(() => {});
+        },
+        { signal: controller.signal },
+      ),
+    );
+    controller.abort(new Error('changed my mind'));
+    await microtasks();
+    expect(p.state).toBe('rejected');
+    expect((p.error as Error).message).toBe('changed my mind');
+    expect(attempts).toBe(1);
+    expect(clock.countTimers()).toBe(0);
+  });
+
+  it('an outcome reached before the adoption microtask (a synchronous throw that is not retried) is delivered', async () => {
+    clock = installClock();
+    const forbidden = httpError(403);
+    const p = track(
+      retry(() => {
+        throw forbidden;
+      }),
+    );
+    await microtasks();
+    expect(p.error).toBe(forbidden);
+  });
+});
+
+describe('clocks', () => {
+  it('follows a virtual clock installed after the module was imported', async () => {
+    // The module was imported at the top of this file, long before this clock exists.
+    clock = installClock();
+    const { fn, calls } = failing(2);
+    const p = track(retry(fn, { backoff: constant(30_000) }));
+    await clock.tickAsync(60_000);
+    expect(calls).toEqual([0, 30_000, 60_000]);
+    expect(p.value).toBe('ok');
+  });
+
+  it('a wait begun under one virtual clock finishes under the next with the time it had left', async () => {
+    clock = installClock();
+    const first = failing(1);
+    const p1 = track(retry(first.fn, { backoff: constant(10_000) }));
+    await clock.tickAsync(4000);
+    clock.uninstall(); // its pending timer is gone with it
+    clock = installClock(); // time 0 again
+    // The queue notices the new clock at its next use.
+    const second = failing(1);
+    const p2 = track(retry(second.fn, { backoff: constant(20_000) }));
+    await clock.tickAsync(5999);
+    expect(first.calls).toEqual([0]);
+    await clock.tickAsync(1);
+    expect(first.calls).toEqual([0, 6000]);
+    expect(p1.value).toBe('ok');
+    await clock.tickAsync(14_000);
+    expect(second.calls).toEqual([0, 20_000]);
+    expect(p2.value).toBe('ok');
+  });
+
+  it('a real timer armed before a virtual clock is installed is cleared with the real clearTimeout', async () => {
+    const realSetTimeout = vi.spyOn(globalThis, 'setTimeout');
+    const realClearTimeout = vi.spyOn(globalThis, 'clearTimeout');
+    const first = failing(1);
+    const p1 = track(retry(first.fn, { backoff: constant(60_000) }));
+    await microtasks(); // the first attempt fails and its sleep arms a real timer
+    expect(realSetTimeout).toHaveBeenCalledTimes(1);
+    expect(realSetTimeout.mock.calls[0]?.[1]).toBe(60_000);
+    const realTimer = realSetTimeout.mock.results[0]?.value;
+
+    clock = installClock();
+    const second = failing(1);
+    const p2 = track(retry(second.fn, { backoff: constant(1000) }));
+    await clock.tickAsync(0);
+    expect(realClearTimeout).toHaveBeenCalledWith(realTimer);
+    expect(realSetTimeout).toHaveBeenCalledTimes(1); // everything since runs on the virtual clock
+    await clock.tickAsync(1000);
+    expect(p2.value).toBe('ok');
+    // The first call's minute (less the few real milliseconds already spent) runs on virtual time.
+    await clock.tickAsync(60_000);
+    expect(first.calls).toHaveLength(2);
+    expect(p1.value).toBe('ok');
+  });
+});
+
+describe('waits past setTimeout’s 2^31 − 1 ms limit', () => {
+  it('sleeps 3·10^9 ms in steps no timer overflows, waking exactly on time', async () => {
+    clock = installClock();
+    const delays: number[] = [];
+    const fakeSetTimeout = globalThis.setTimeout;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((handler: () => void, delay: number) => {
+      delays.push(delay);
+      return fakeSetTimeout(handler, delay);
+    }) as typeof setTimeout);
+    const { fn, calls } = failing(1);
+    const p = track(retry(fn, { backoff: constant(3e9), deadlineMs: Number.POSITIVE_INFINITY, maxAttempts: 2 }));
+    await clock.tickAsync(3e9 - 1);
+    expect(calls).toEqual([0]);
+    await clock.tickAsync(1);
+    expect(calls).toEqual([0, 3e9]);
+    expect(p.value).toBe('ok');
+    expect(delays.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...delays)).toBeLessThanOrEqual(MAX_TIMER_DELAY);
+  });
+
+  it('keeps a 30-day deadline on a hung attempt to the millisecond', async () => {
+    clock = installClock();
+    const days30 = 30 * 24 * 3600 * 1000;
+    const p = track(retry(() => new Promise<never>(() => {}), { deadlineMs: days30 }));
+    await clock.tickAsync(days30 - 1);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(1);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).elapsedMs).toBe(days30);
+  });
+});
+
+describe('a zero-delay retry loop', () => {
+  it('takes one timer turn per retry, so other timers run in between', async () => {
+    clock = installClock();
+    let attempts = 0;
+    const seenByOthers: number[] = [];
+    const p = track(
+      retry(
+        () => {
+          attempts++;
+          throw httpError(503);
+        },
+        { backoff: constant(0), maxAttempts: 50 },
+      ),
+    );
+    expect(attempts).toBe(1);
+    await microtasks(50);
+    expect(attempts).toBe(1); // no retry without a timer turn
+    setTimeout(() => seenByOthers.push(attempts), 0);
+    setTimeout(() => seenByOthers.push(attempts), 0);
+    await clock.runAllAsync();
+    expect(attempts).toBe(50);
+    expect((p.error as RetryError).reason).toBe('attempts');
+    // The other timers ran early, between retries, not after the loop had finished.
+    expect(Math.max(...seenByOthers)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('many concurrent calls, cancelled in any order', () => {
+  it('each settles at its own time (success or its abort), on one shared timer, leaving nothing behind', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            failures: fc.integer({ min: 0, max: 4 }),
+            // Even delays and odd cancel times: no call succeeds and aborts in the same millisecond.
+            delayMs: fc.integer({ min: 1, max: 500 }).map((n) => 2 * n),
+            cancelAtMs: fc.option(fc.integer({ min: 0, max: 1200 }).map((n) => 2 * n + 1), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 60 },
+        ),
+        async (calls) => {
+          clock = installClock();
+          const settled: Array<{ at: number; value?: unknown; error?: unknown }> = [];
+          const controllers = calls.map(() => new AbortController());
+          calls.forEach((call, i) => {
+            let attempt = 0;
+            const fn = (_ctx: AttemptContext) =>
+              ++attempt <= call.failures ? Promise.reject(httpError(503)) : Promise.resolve(i);
+            retry(fn, { backoff: constant(call.delayMs), signal: controllers[i]?.signal }).then(
+              (value) => (settled[i] = { at: Date.now(), value }),
+              (error: unknown) => (settled[i] = { at: Date.now(), error }),
+            );
+          });
+          const cancels = [...new Set(calls.flatMap((c) => (c.cancelAtMs === undefined ? [] : [c.cancelAtMs])))].sort(
+            (a, b) => a - b,
+          );
+          for (const at of cancels) {
+            await clock.tickAsync(at - clock.now);
+            expect(clock.countTimers()).toBeLessThanOrEqual(1);
+            calls.forEach((call, i) => {
+              if (call.cancelAtMs === at) controllers[i]?.abort(`cancel ${i}`);
+            });
+          }
+          await clock.tickAsync(5000);
+          calls.forEach((call, i) => {
+            const doneAt = call.failures * call.delayMs;
+            const cancelled = call.cancelAtMs !== undefined && call.cancelAtMs < doneAt;
+            expect(settled[i]).toEqual(cancelled ? { at: call.cancelAtMs, error: `cancel ${i}` } : { at: doneAt, value: i });
+          });
+          expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+          expect(clock.countTimers()).toBe(0);
+          clock.uninstall();
+          clock = undefined;
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
