@@ -10,7 +10,7 @@ import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
 import { type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
-import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
+import { NOT_QUEUED, type Timed, burstNow, schedule, steadyNow, unschedule } from './timer-queue.js';
 
 /**
  * What `fn` learns about the attempt it is running.
@@ -260,14 +260,15 @@ class Run<T> implements Timed {
   /**
    * Called by the engine a microtask after `retry()` returned. An attempt that settled at once
    * has done so by now (its reaction was queued first), so only a first attempt that is really
-   * still running reads the clock and queues its deadline; the common case touches neither.
+   * still running reads the clock (one reading per burst of calls, see `burstNow`) and queues
+   * its deadline; the common case touches neither.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
     if (this.#phase === DONE) return this.#failed ? reject(this.#outcome) : resolve(this.#outcome as T);
     this.#resolve = resolve;
     this.#reject = reject;
     if (this.#phase === ATTEMPTING) {
-      this.#startedAt = steadyNow();
+      this.#startedAt = burstNow();
       schedule(this, this.#stopAt(this.#startedAt));
     }
   }

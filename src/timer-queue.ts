@@ -56,6 +56,27 @@ export function steadyNow(): number {
   return raw + clockOffset;
 }
 
+const RESOLVED = Promise.resolve();
+let burstTime: number | undefined;
+function endBurst(): void {
+  burstTime = undefined;
+}
+
+/**
+ * One `steadyNow()` reading shared by every caller until the microtasks queued before it have
+ * run. Calls started together (say fifty in one loop) learn, one microtask later each, that
+ * their first attempt is still running; had each read the clock then, the last would start its
+ * deadline after the synchronous work of the forty-nine before it. All of them started before
+ * the first reading, so sharing it never starts a deadline early, only less late.
+ */
+export function burstNow(): number {
+  if (burstTime === undefined) {
+    burstTime = steadyNow();
+    RESOLVED.then(endBurst);
+  }
+  return burstTime;
+}
+
 let timer: unknown;
 let timerDueAt = Number.POSITIVE_INFINITY;
 let timerOwner: typeof setTimeout | undefined;

@@ -59,6 +59,29 @@ describe('the success path', () => {
     expect(clock.countTimers()).toBe(0);
   });
 
+  it('starts the deadlines of calls begun together from one reading, taken before their later work', async () => {
+    clock = installClock();
+    const settledAt: number[] = [];
+    const calls = Array.from({ length: 20 }, (_, i) =>
+      retry(
+        async () => {
+          await undefined;
+          clock?.tick(2); // 2 ms of synchronous work in the attempt's first microtask, then it hangs
+          return new Promise<never>(() => {});
+        },
+        { deadlineMs: 100 },
+      ).catch((error: unknown) => {
+        settledAt[i] = Date.now();
+        return error;
+      }),
+    );
+    await clock.tickAsync(200);
+    const errors = await Promise.all(calls);
+    expect(errors.every((e) => e instanceof RetryError && e.reason === 'deadline')).toBe(true);
+    // All started at 0; the shared reading is taken after the first call's 2 ms, not the last's 40.
+    expect(Math.max(...settledAt)).toBe(102);
+  });
+
   it('an abort in the same tick as the call, before the adoption microtask, rejects with the reason', async () => {
     clock = installClock();
     const controller = new AbortController();
