@@ -16,10 +16,8 @@ export const SECTIONS = [
   'cli.md',
   'recipes.md',
   'comparison.md',
-  'performance.md',
   'reliability.md',
   'fuzz.md',
-  'mutation.md',
   'license.md',
 ] as const;
 
