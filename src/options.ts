@@ -93,7 +93,7 @@ function validate(options: RetryOptions): RetryConfig {
     backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     assertBackoffPolicy(backoff, 'retry: options.backoff');
   }
-  if (maxAttempts !== undefined && !(maxAttempts === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxAttempts) && maxAttempts >= 1))) {
+  if (maxAttempts !== undefined && !(maxAttempts === Infinity || (Number.isSafeInteger(maxAttempts) && maxAttempts >= 1))) {
     throw invalid(RangeError, '.maxAttempts', 'be an integer >= 1 or Infinity', maxAttempts);
   }
   if (deadlineMs !== undefined && !(typeof deadlineMs === 'number' && deadlineMs > 0)) {
@@ -104,9 +104,9 @@ function validate(options: RetryOptions): RetryConfig {
   }
   const config = makeConfig(
     backoff,
-    maxAttempts ?? Number.POSITIVE_INFINITY,
+    maxAttempts ?? Infinity,
     deadlineMs ?? DEFAULT_DEADLINE_MS,
-    attemptTimeoutMs ?? Number.POSITIVE_INFINITY,
+    attemptTimeoutMs ?? Infinity,
     optionalFunction('retryable', retryable) ?? isTransient,
     idempotent ?? true,
     signal,
@@ -115,7 +115,7 @@ function validate(options: RetryOptions): RetryConfig {
     throttle,
     optionalFunction('rng', rng) ?? Math.random,
   );
-  if (config.maxAttempts === Number.POSITIVE_INFINITY && config.deadlineMs === Number.POSITIVE_INFINITY) {
+  if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
   }
   if (typeof config.idempotent !== 'boolean' && typeof config.idempotent !== 'function') {
@@ -151,9 +151,9 @@ function makeConfig(
 
 const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   DEFAULT_BACKOFF,
-  Number.POSITIVE_INFINITY,
+  Infinity,
   DEFAULT_DEADLINE_MS,
-  Number.POSITIVE_INFINITY,
+  Infinity,
   isTransient,
   true,
   undefined,

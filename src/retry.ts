@@ -229,7 +229,7 @@ class Run<T> implements Timed {
   #phase = ATTEMPTING;
   #attempt = 0;
   /** When the first attempt started; NaN until the clock is first needed. */
-  #startedAt = Number.NaN;
+  #startedAt = NaN;
   /** Whether the queued due time is the overall deadline (not the attempt timeout). */
   #dueIsDeadline = false;
   #controller: AbortController | undefined = undefined;
@@ -254,7 +254,7 @@ class Run<T> implements Timed {
       if (signal.aborted) return this.#fail(signal.reason);
       signal.addEventListener('abort', this);
     }
-    this.#runAttempt(Number.NaN);
+    this.#runAttempt(NaN);
   }
 
   /**

@@ -78,7 +78,7 @@ export function burstNow(): number {
 }
 
 let timer: unknown;
-let timerDueAt = Number.POSITIVE_INFINITY;
+let timerDueAt = Infinity;
 let timerOwner: typeof setTimeout | undefined;
 // The clearTimeout that goes with `timerOwner`; kept because the global one may be replaced.
 let timerClear: typeof clearTimeout | undefined;
@@ -86,7 +86,7 @@ let timerClear: typeof clearTimeout | undefined;
 /** Queues `item` to have `onDue` called at `dueAt`; `Infinity` means never (nothing is queued). */
 export function schedule(item: Timed, dueAt: number): void {
   item.dueAt = dueAt;
-  if (dueAt === Number.POSITIVE_INFINITY) {
+  if (dueAt === Infinity) {
     item.slot = NOT_QUEUED;
     return;
   }
@@ -115,7 +115,7 @@ export function unschedule(item: Timed): void {
 
 function onTimer(): void {
   timer = undefined;
-  timerDueAt = Number.POSITIVE_INFINITY;
+  timerDueAt = Infinity;
   try {
     const t = steadyNow();
     // Take everything due first, then call it: an item that reschedules itself for "now"
@@ -150,7 +150,7 @@ function disarmTimer(): void {
   // Clear with the clock that armed it: the global one may belong to another clock by now.
   (timerClear as typeof clearTimeout)(timer as ReturnType<typeof setTimeout>);
   timer = undefined;
-  timerDueAt = Number.POSITIVE_INFINITY;
+  timerDueAt = Infinity;
 }
 
 function siftUp(index: number): void {
