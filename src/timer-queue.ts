@@ -35,23 +35,29 @@ export function now(): number {
   return globalThis.performance.now();
 }
 
-let clockSource: { now(): number } | undefined;
+type Clock = { now(): number };
+let clockSource: Clock | undefined;
+let clockNow: Clock['now'] | undefined;
 let clockOffset = 0;
 
 /**
- * The clock of the queue and of `retry()`: `performance.now()`, except that when another
- * `performance` takes over (a virtual clock installed or removed while calls are waiting), time
- * continues from where the previous clock stands instead of jumping to the new one's origin,
- * so waits in progress keep their remaining time and elapsed times stay true. The offset is a
- * whole number so that virtual times stay exact.
+ * The clock of the queue and of `retry()`: `performance.now()`, except that when another clock
+ * takes over (a virtual clock installed or removed while calls are waiting), time continues
+ * from where the previous clock stands instead of jumping to the new one's origin, so waits in
+ * progress keep their remaining time and elapsed times stay true. The offset is a whole number
+ * so that virtual times stay exact.
  */
 export function steadyNow(): number {
   const source = globalThis.performance;
-  const raw = source.now();
-  if (source !== clockSource) {
-    // A removed virtual clock still answers, frozen at the time it had.
-    if (clockSource !== undefined) clockOffset = Math.ceil(clockSource.now() + clockOffset - raw);
+  const read = source.now;
+  const raw = read.call(source);
+  if (source !== clockSource || read !== clockNow) {
+    // The previous clock is asked through the function it had: @sinonjs/fake-timers also
+    // patches `now` on Node's own performance object, and a removed virtual clock still
+    // answers, frozen at the time it had.
+    if (clockSource !== undefined) clockOffset = Math.ceil((clockNow as Clock['now']).call(clockSource) + clockOffset - raw);
     clockSource = source;
+    clockNow = read;
   }
   return raw + clockOffset;
 }
