@@ -216,7 +216,8 @@ const MIN_SLEEP_MS = 1;
 
 const ATTEMPTING = 0;
 const SLEEPING = 1;
-const DONE = 2;
+const SUCCEEDED = 2;
+const FAILED = 3;
 
 /**
  * The state of one `retry()` call. It is its own timer-queue entry and its own abort
@@ -230,16 +231,12 @@ class Run<T> implements Timed {
   #attempt = 0;
   /** When the first attempt started; NaN until the clock is first needed. */
   #startedAt = NaN;
-  /** Whether the queued due time is the overall deadline (not the attempt timeout). */
-  #dueIsDeadline = false;
   #controller: AbortController | undefined = undefined;
+  /** The last attempt's error while the call runs; its outcome once it has ended. */
   #lastError: unknown = undefined;
   /** The returned promise's settle functions, once the engine has handed them over. */
   #resolve: ((value: T) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
-  /** An outcome reached before the settle functions arrived. */
-  #outcome: unknown = undefined;
-  #failed = false;
   readonly #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
   readonly #config: RetryConfig;
 
@@ -264,7 +261,8 @@ class Run<T> implements Timed {
    * its deadline; the common case touches neither.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
-    if (this.#phase === DONE) return this.#failed ? reject(this.#outcome) : resolve(this.#outcome as T);
+    if (this.#phase === SUCCEEDED) return resolve(this.#lastError as T);
+    if (this.#phase === FAILED) return reject(this.#lastError);
     this.#resolve = resolve;
     this.#reject = reject;
     if (this.#phase === ATTEMPTING) {
@@ -309,8 +307,7 @@ class Run<T> implements Timed {
   #stopAt(attemptStart: number): number {
     const deadline = this.#startedAt + this.#config.deadlineMs;
     const timeout = attemptStart + this.#config.attemptTimeoutMs;
-    this.#dueIsDeadline = deadline <= timeout;
-    return this.#dueIsDeadline ? deadline : timeout;
+    return deadline <= timeout ? deadline : timeout;
   }
 
   onDue(t: number): void {
@@ -322,7 +319,8 @@ class Run<T> implements Timed {
       return this.#runAttempt(t);
     }
     if (this.#phase !== ATTEMPTING) return;
-    const atDeadline = this.#dueIsDeadline;
+    // Which limit was queued (see #stopAt): the deadline, or the attempt timeout before it.
+    const atDeadline = this.dueAt === this.#startedAt + config.deadlineMs;
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
     // timeout must not, or a stale Retry-After on that error would stretch the next delay.
     const timeout = new TimeoutError(
@@ -344,22 +342,20 @@ class Run<T> implements Timed {
   }
 
   #succeed(value: T): void {
-    this.#finish();
+    this.#finish(SUCCEEDED, value);
     this.#config.budget?.record(true);
     this.#config.throttle?.record(true);
-    if (this.#resolve !== undefined) this.#resolve(value);
-    else this.#outcome = value;
+    this.#resolve?.(value);
   }
 
   #fail(error: unknown): void {
-    this.#finish();
-    if (this.#reject !== undefined) return this.#reject(error);
-    this.#outcome = error;
-    this.#failed = true;
+    this.#finish(FAILED, error);
+    this.#reject?.(error);
   }
 
-  #finish(): void {
-    this.#phase = DONE;
+  #finish(phase: number, outcome: unknown): void {
+    this.#phase = phase;
+    this.#lastError = outcome;
     unschedule(this);
     this.#config.signal?.removeEventListener('abort', this);
   }
@@ -394,7 +390,7 @@ class Run<T> implements Timed {
       return this.#fail(policyError);
     }
     // That code may also have aborted the caller's signal, which settled the call already.
-    if (this.#phase === DONE) return;
+    if (this.#phase >= SUCCEEDED) return;
     // A sleep lasts at least one timer turn (1 ms), even for a zero delay.
     if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
       return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
@@ -405,7 +401,7 @@ class Run<T> implements Timed {
       } catch {
         // A logging hook must not change what retry() does.
       }
-      if (this.#phase === DONE) return;
+      if (this.#phase >= SUCCEEDED) return;
     }
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);
