@@ -12,7 +12,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sleepers } from './memory.js';
-import { SIZE_BUDGETS, measureBundle } from './size.js';
+import { SIZE_BUDGETS, measureBundle, moduleTable } from './size.js';
 import type { SpeedRun } from './speed.js';
 
 const { values } = parseArgs({
@@ -89,8 +89,10 @@ if (only.has('size')) {
   console.log('## Bundle size (esbuild bundle + minify, gzip -9)\n');
   console.log('| import | minified | min+gz | issue target | enforced limit | largest modules (≈ gz share) |');
   console.log('|---|---:|---:|---:|---:|---|');
+  const tables: string[] = [];
   for (const budget of SIZE_BUDGETS) {
     const size = await measureBundle(budget.source);
+    tables.push(`${budget.name}\n${moduleTable(size)}`);
     const top = size.modules
       .slice(0, 4)
       .map((m) => `${m.path.replace(/^src\//, '')} ${m.gzipBytes}`)
@@ -99,7 +101,7 @@ if (only.has('size')) {
       `| \`${budget.source}\` | ${size.minifiedBytes} | ${size.gzipBytes} | ${budget.targetBytes} | ${budget.limitBytes} | ${top} |`,
     );
   }
-  console.log();
+  console.log(`\nEvery module (its gzip share is its part of the minified bytes):\n\n\`\`\`\n${tables.join('\n\n')}\n\`\`\`\n`);
 }
 
 console.log(`Finished; ${machine().replace(/^.*load average/, 'load average')}.`);
