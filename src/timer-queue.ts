@@ -62,7 +62,7 @@ export function steadyNow(): number {
   return raw + clockOffset;
 }
 
-const RESOLVED = Promise.resolve();
+const RESOLVED = /* @__PURE__ */ Promise.resolve();
 let burstTime: number | undefined;
 function endBurst(): void {
   burstTime = undefined;
