@@ -6,6 +6,7 @@
  * async function so that the common case, a first attempt that succeeds, costs two small
  * objects, a `then` and one microtask: no timer, no clock read, no AbortController.
  */
+import { type AbortWatcher, unwatchAbort, watchAbort } from './abort-watch.js';
 import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
 import { type RetryConfig, readOptions } from './options.js';
@@ -221,10 +222,10 @@ const FAILED = 3;
 
 /**
  * The state of one `retry()` call. It is its own timer-queue entry and its own abort
- * listener, so a call allocates no timer, listener or bound function. Private fields keep
+ * watcher, so a call allocates no timer, listener or bound function. Private fields keep
  * the state out of users' sight (the attempt context never exposes it).
  */
-class Run<T> implements Timed {
+class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
   #phase = ATTEMPTING;
@@ -249,7 +250,7 @@ class Run<T> implements Timed {
     const { signal } = this.#config;
     if (signal !== undefined) {
       if (signal.aborted) return this.#fail(signal.reason);
-      signal.addEventListener('abort', this);
+      watchAbort(signal, this);
     }
     this.#runAttempt(NaN);
   }
@@ -334,9 +335,8 @@ class Run<T> implements Timed {
     this.#attemptFailed(timeout, undefined, t);
   }
 
-  /** Called by the caller's signal. */
-  handleEvent(): void {
-    const reason = (this.#config.signal as AbortSignal).reason;
+  /** Called when the caller's signal aborts. */
+  onCallerAbort(reason: unknown): void {
     this.#controller?.abort(reason);
     this.#fail(reason);
   }
@@ -357,7 +357,8 @@ class Run<T> implements Timed {
     this.#phase = phase;
     this.#lastError = outcome;
     unschedule(this);
-    this.#config.signal?.removeEventListener('abort', this);
+    const { signal } = this.#config;
+    if (signal !== undefined) unwatchAbort(signal, this);
   }
 
   /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */

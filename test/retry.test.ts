@@ -405,6 +405,29 @@ describe('retry(): the caller’s AbortSignal', () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
+  it('many concurrent calls on one signal share one listener: no MaxListenersExceededWarning, all rejected at once', async () => {
+    const controller = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const calls = Array.from({ length: 50 }, () => track(retry(() => new Promise<never>(() => {}), { signal: controller.signal })));
+      await clock.tickAsync(10);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      controller.abort('shutdown');
+      await clock.tickAsync(0);
+      expect(calls.every((c) => c.state === 'rejected' && c.error === 'shutdown')).toBe(true);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      // Node reports the warning on the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      controller.abort('cleanup'); // settles every call even when an assertion above failed
+      await clock.tickAsync(0);
+    }
+  });
+
   it('leaves no listener on a signal reused for 10,000 calls', async () => {
     const controller = new AbortController();
     for (let i = 0; i < 10_000; i++) {
