@@ -16,6 +16,7 @@ export const SECTIONS = [
   'cli.md',
   'recipes.md',
   'comparison.md',
+  'performance.md',
   'reliability.md',
   'fuzz.md',
   'license.md',
