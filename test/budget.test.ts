@@ -1,9 +1,8 @@
 import fc from 'fast-check';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRetryBudget } from '../src/budget.js';
 import { RetryError, retry } from '../src/retry.js';
-import { queueState } from '../src/timer-queue.js';
-import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+import { httpError, track, useVirtualClock } from './helpers/clock.js';
 
 describe('createRetryBudget: gRFC A6 token bucket', () => {
   it('starts full with the gRPC defaults (10 tokens, 0.1 per success)', () => {
@@ -123,17 +122,7 @@ describe('createRetryBudget: gRFC A6 token bucket', () => {
 });
 
 describe('createRetryBudget with retry() in virtual time', () => {
-  let clock: InstalledClock;
-  beforeEach(() => {
-    clock = installClock();
-  });
-  afterEach(() => {
-    try {
-      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-    } finally {
-      clock.uninstall();
-    }
-  });
+  const clock = useVirtualClock();
 
   const backoff = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'none' } as const;
 

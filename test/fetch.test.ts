@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../src/fetch.js';
 import { httpStatusOf, retryAfterMsOf } from '../src/errors.js';
 import { httpStatus } from '../src/predicates.js';
@@ -15,7 +15,7 @@ import { gcs } from '../src/presets/gcs.js';
 import { iam } from '../src/presets/iam.js';
 import { type AttemptContext, RetryError, type RetryEvent } from '../src/retry.js';
 import { queueState } from '../src/timer-queue.js';
-import { type InstalledClock, installClock, track } from './helpers/clock.js';
+import { track, useVirtualClock } from './helpers/clock.js';
 import { startFaultServer } from './faults/server.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -664,18 +664,7 @@ describe('retryFetch: options', () => {
 // Virtual time: an injected fetch answering with real Response objects on a script.
 
 describe('retryFetch in virtual time', () => {
-  let clock: InstalledClock;
-  beforeEach(() => {
-    clock = installClock();
-  });
-  afterEach(() => {
-    try {
-      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-      expect(clock.countTimers()).toBe(0);
-    } finally {
-      clock.uninstall();
-    }
-  });
+  const clock = useVirtualClock();
 
   /** A response whose body records when it was cancelled (if ever). */
   function tracked(status: number, headers: Record<string, string> = {}, text = `body of ${status}`) {

@@ -1,22 +1,10 @@
 import { getEventListeners } from 'node:events';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, retry } from '../src/index.js';
-import { queueState } from '../src/timer-queue.js';
-import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+import { httpError, track, useVirtualClock } from './helpers/clock.js';
 
-let clock: InstalledClock;
-beforeEach(() => {
-  clock = installClock();
-});
-afterEach(() => {
-  try {
-    // Every test must leave nothing behind in the library's shared timer queue.
-    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-    expect(clock.countTimers()).toBe(0);
-  } finally {
-    clock.uninstall();
-  }
-});
+// Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
+const clock = useVirtualClock();
 
 const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
 

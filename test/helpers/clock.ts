@@ -1,5 +1,7 @@
 // Virtual time for timing tests: the timers and clocks retry() reads, and nothing else.
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { queueState } from '../../src/timer-queue.js';
 
 /** The installed fake clock. */
 export type InstalledClock = Clock;
@@ -9,6 +11,37 @@ export function installClock(): InstalledClock {
   return FakeTimers.install({
     now: 0,
     toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'],
+  });
+}
+
+/**
+ * Gives each test of the enclosing file or `describe` block a fresh virtual clock at time 0, and
+ * after each test checks that the library left nothing behind (no entry in its shared timer
+ * queue, no timer on the clock) before uninstalling it, even when the test failed. Returns the
+ * running test's clock.
+ */
+export function useVirtualClock(): InstalledClock {
+  let current: InstalledClock | undefined;
+  beforeEach(() => {
+    current = installClock();
+  });
+  afterEach(() => {
+    const clock = current as InstalledClock;
+    current = undefined;
+    try {
+      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+      expect(clock.countTimers()).toBe(0);
+    } finally {
+      clock.uninstall();
+    }
+  });
+  // Each test gets its own clock; the returned object always speaks for the current one.
+  return new Proxy({} as InstalledClock, {
+    get(_target, key) {
+      if (current === undefined) throw new Error('the virtual clock exists only while a test runs');
+      const value: unknown = Reflect.get(current, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current) : value;
+    },
   });
 }
 

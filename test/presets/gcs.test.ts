@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type BackoffPolicy,
   GCS_OPERATIONS,
@@ -15,8 +15,7 @@ import {
   gcsPreconditionMet,
   retry,
 } from '../../src/index.js';
-import { queueState } from '../../src/timer-queue.js';
-import { type InstalledClock, installClock, track } from '../helpers/clock.js';
+import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 /** Cloud Storage's ApiError: the HTTP status in a numeric `code`, the JSON body's `errors`. */
@@ -190,18 +189,7 @@ describe('gcsIdempotency(operation, preconditions?)', () => {
 });
 
 describe('gcs() in virtual time', () => {
-  let clock: InstalledClock;
-  beforeEach(() => {
-    clock = installClock();
-  });
-  afterEach(() => {
-    try {
-      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-      expect(clock.countTimers()).toBe(0);
-    } finally {
-      clock.uninstall();
-    }
-  });
+  const clock = useVirtualClock();
 
   it('retries a read on the seed’s schedule, capped at 64 s, until the 600 s deadline', async () => {
     const starts: number[] = [];

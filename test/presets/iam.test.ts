@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type AttemptContext,
   type BackoffPolicy,
@@ -12,8 +12,7 @@ import {
   iamReadModifyWrite,
   retry,
 } from '../../src/index.js';
-import { queueState } from '../../src/timer-queue.js';
-import { type InstalledClock, installClock, track } from '../helpers/clock.js';
+import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 /** An HTTP error shaped the way gaxios shapes one: status, and Google's JSON error body. */
@@ -154,18 +153,7 @@ describe('iam(): the values of the IAM retry guidance', () => {
 });
 
 describe('iam() and iamReadModifyWrite() in virtual time', () => {
-  let clock: InstalledClock;
-  beforeEach(() => {
-    clock = installClock();
-  });
-  afterEach(() => {
-    try {
-      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-      expect(clock.countTimers()).toBe(0);
-    } finally {
-      clock.uninstall();
-    }
-  });
+  const clock = useVirtualClock();
 
   it('retries a 503 on the seed’s schedule and gives up at once when the next wait would pass 300 s', async () => {
     const starts: number[] = [];
