@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '../bench/sim/random.js';
 import { RetryError, retry } from '../src/retry.js';
 import { ThrottledError, createAdaptiveThrottle } from '../src/throttle.js';
 import { queueState } from '../src/timer-queue.js';
@@ -18,16 +19,7 @@ afterEach(() => {
 });
 
 /** A small seeded generator (mulberry32) for reproducible draws in tests. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const seeded = seededRandom;
 
 const never = () => 0.999_999_999; // a draw that only a probability of ~1 rejects
 

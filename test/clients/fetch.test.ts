@@ -14,7 +14,7 @@ import {
   systemCodeOf,
   timedOut,
 } from '../../src/index.js';
-import { type LoopbackServer, isLoopback, refusedUrl, resetConnection, startHttpServer, watchConnections } from './loopback.js';
+import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, startHttpServer, watchConnections } from './loopback.js';
 
 /** How the two presets and the default classification judge an error. */
 function classify(error: unknown) {
@@ -25,15 +25,6 @@ function classify(error: unknown) {
   };
 }
 const RETRIED_BY_ALL = { iam: true, gcs: true, default: true };
-
-const failureOf = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-};
 
 let server: LoopbackServer | undefined;
 let connections: ReturnType<typeof watchConnections>;

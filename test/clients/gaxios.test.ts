@@ -16,16 +16,7 @@ import {
   statusStringOf,
   timedOut,
 } from '../../src/index.js';
-import {
-  type LoopbackServer,
-  isLoopback,
-  refusedUrl,
-  resetConnection,
-  sendGoogleError,
-  sendJson,
-  startHttpServer,
-  watchConnections,
-} from './loopback.js';
+import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
 
 function classify(error: unknown) {
   return {
@@ -35,15 +26,6 @@ function classify(error: unknown) {
     default: isTransient(error),
   };
 }
-
-const failureOf = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the request to fail');
-};
 
 /** A gaxios request with gaxios' own retry turned off: tenacious decides. */
 const send = <T>(options: GaxiosOptions): Promise<GaxiosResponse<T>> => request<T>({ retry: false, ...options });

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GrpcStatus, RetryError, aborted, gcs, grpcCodeOf, iam, iamReadModifyWrite, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
 import { type GrpcLoopback, type LoopbackClient, type Policy, connect, startGrpcServer, unary } from './grpc-service.js';
-import { isLoopback, watchConnections } from './loopback.js';
+import { failureOf, isLoopback, watchConnections } from './loopback.js';
 
 let server: GrpcLoopback;
 let client: LoopbackClient;
@@ -23,15 +23,6 @@ afterEach(() => {
   expect(connections.hosts.length).toBeGreaterThan(0);
   expect(connections.hosts.every(isLoopback)).toBe(true);
 });
-
-const failureOf = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-};
 
 function classify(error: unknown) {
   return {

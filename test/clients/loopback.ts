@@ -118,3 +118,13 @@ export function watchConnections(): { readonly hosts: string[]; restore(): void 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
+
+/** What `promise` rejects with; fails the test when it resolves instead. */
+export async function failureOf(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}

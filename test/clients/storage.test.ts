@@ -10,16 +10,7 @@
 import { Storage } from '@google-cloud/storage';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gcs, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
-import {
-  type LoopbackServer,
-  type SeenRequest,
-  isLoopback,
-  resetConnection,
-  sendGoogleError,
-  sendJson,
-  startHttpServer,
-  watchConnections,
-} from './loopback.js';
+import { failureOf, isLoopback, type LoopbackServer, resetConnection, type SeenRequest, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
 
 /** What the server does with the next requests, in order; `'ok'` once the script runs out. */
 type Answer = 'ok' | 503 | 429 | 412 | 404 | 'reset' | 'drop';
@@ -60,15 +51,6 @@ function objectResource(seen: SeenRequest) {
 function storage(): Storage {
   return new Storage({ apiEndpoint: server.url, projectId: 'loopback-project', retryOptions: { autoRetry: false, maxRetries: 0 } });
 }
-
-const failureOf = async (promise: Promise<unknown>): Promise<unknown> => {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-};
 
 const read = gcs({ operation: 'objects.get' });
 /** Tiny waits for the tests that really retry. */

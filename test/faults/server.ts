@@ -8,6 +8,7 @@
 // without the header is refused with 400, so a client that drops it cannot skew the counts.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { seededRandom } from '../../bench/sim/random.js';
 
 /**
  * A fault the server can inject into one request, and what a fetch client sees:
@@ -177,19 +178,10 @@ export interface FaultServer {
 }
 
 /**
- * mulberry32: a tiny 32-bit seeded PRNG, good enough to pick faults and fully reproducible.
- * Returns numbers in [0, 1).
+ * mulberry32, the small seeded generator the fleet simulator uses too: picks faults
+ * reproducibly. Returns numbers in [0, 1).
  */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+export const mulberry32: (seed: number) => () => number = seededRandom;
 
 /** Starts a fault server on 127.0.0.1 and an ephemeral port. */
 export async function startFaultServer(options: FaultServerOptions = {}): Promise<FaultServer> {
