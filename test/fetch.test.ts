@@ -57,15 +57,20 @@ async function scriptedServer(replies: Reply[], port = 0): Promise<Scripted> {
         socketClosedAt: undefined,
       };
       seen.push(entry);
-      req.socket.once('close', () => {
-        entry.socketClosedAt = performance.now();
-      });
+      requestsOn.get(req.socket)?.push(entry);
       (replies[seen.length - 1] ?? reply(200, 'ok'))(res, entry);
     });
   });
+  // One close listener per socket (not per request: a kept-alive socket serves many).
+  const requestsOn = new WeakMap<Socket, Seen[]>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    requestsOn.set(socket, []);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      const closedAt = performance.now();
+      for (const entry of requestsOn.get(socket) ?? []) entry.socketClosedAt = closedAt;
+    });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const scripted: Scripted = {
