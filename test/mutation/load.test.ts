@@ -1,0 +1,37 @@
+// Several modules build frozen presets, tables and validated defaults while they load. A module
+// that throws while loading makes every test file importing it fail before any of its tests
+// run; these tests import each module inside a test, so such a failure is reported by name
+// (and counted by mutation testing, which only counts failed tests).
+import { describe, expect, it } from 'vitest';
+
+const modules = {
+  index: () => import('../../src/index.js'),
+  backoff: () => import('../../src/backoff.js'),
+  budget: () => import('../../src/budget.js'),
+  describe: () => import('../../src/describe.js'),
+  errors: () => import('../../src/errors.js'),
+  fetch: () => import('../../src/fetch.js'),
+  'not-sent': () => import('../../src/not-sent.js'),
+  options: () => import('../../src/options.js'),
+  predicates: () => import('../../src/predicates.js'),
+  retry: () => import('../../src/retry.js'),
+  throttle: () => import('../../src/throttle.js'),
+  'timer-queue': () => import('../../src/timer-queue.js'),
+  'presets/preset': () => import('../../src/presets/preset.js'),
+  'presets/iam': () => import('../../src/presets/iam.js'),
+  'presets/gcs': () => import('../../src/presets/gcs.js'),
+  'presets/gcs-operations': () => import('../../src/presets/gcs-operations.js'),
+  'cli/args': () => import('../../src/cli/args.js'),
+  'cli/duration': () => import('../../src/cli/duration.js'),
+  'cli/exit-status': () => import('../../src/cli/exit-status.js'),
+  'cli/presets': () => import('../../src/cli/presets.js'),
+  'cli/schedule': () => import('../../src/cli/schedule.js'),
+  'cli/usage': () => import('../../src/cli/usage.js'),
+} as const;
+
+describe('every module of src/ (but the CLI entry) loads', () => {
+  it.each(Object.keys(modules))('%s', async (name) => {
+    const exports = await modules[name as keyof typeof modules]();
+    expect(Object.keys(exports).length).toBeGreaterThan(0);
+  });
+});

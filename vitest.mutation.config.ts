@@ -1,0 +1,21 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+// The tests Stryker runs against each mutant of src/ (`npm run test:mutation`): every test that
+// imports src/ in-process. Left out: tests of the built package (dist/, the tarball, the
+// browser), the CLI tests (they spawn the bundled CLI, which per-test coverage cannot follow),
+// the bundle-size budgets (they bundle src/ with esbuild), and the fault-server soak and the
+// fleet simulator (seconds each; the code they exercise is covered by faster tests).
+export default defineConfig({
+  test: {
+    ...base.test,
+    include: [
+      'test/*.test.ts',
+      'test/presets/**/*.test.ts',
+      'test/clients/**/*.test.ts',
+      'test/fuzz/**/*.test.ts',
+      'test/mutation/**/*.test.ts',
+    ],
+    exclude: ['test/cli.test.ts', 'test/sim.test.ts', 'test/size.test.ts'],
+  },
+});
