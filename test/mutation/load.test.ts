@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 const modules = {
   index: () => import('../../src/index.js'),
+  'abort-watch': () => import('../../src/abort-watch.js'),
   backoff: () => import('../../src/backoff.js'),
   budget: () => import('../../src/budget.js'),
   describe: () => import('../../src/describe.js'),
