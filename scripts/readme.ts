@@ -19,6 +19,7 @@ export const SECTIONS = [
   'performance.md',
   'reliability.md',
   'fuzz.md',
+  'mutation.md',
   'license.md',
 ] as const;
 
