@@ -51,11 +51,13 @@ export function notSent(error: unknown): boolean {
   if (code === undefined || !NOT_SENT_CODES.has(code)) return false;
   // Walk down to the level that carries the code; a give-up on the way makes it history.
   let current: unknown = error;
+  // Stryker disable next-line LogicalOperator,UpdateOperator: equivalent. systemCodeOf found the code within MAX_CAUSE_DEPTH levels, through objects only, so the walk returns at that level or above before its bound could end it.
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && isObject(current); depth++) {
     if (current.code === code) return true;
     if (isGiveUp(current)) return false;
     current = current.cause;
   }
+  // Stryker disable next-line BooleanLiteral: unreachable, for the reason above.
   return false;
 }
 

@@ -146,6 +146,7 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     if (token.name === 'help') return { kind: 'help' };
+    // Stryker disable next-line BooleanLiteral: equivalent. Only the presence of a boolean flag is read, never its value.
     values.set(checkedFlag(token), token.value ?? true);
   }
 

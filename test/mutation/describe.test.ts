@@ -28,5 +28,8 @@ group('describe (values in error messages)', () => {
     cyclic.self = cyclic;
     expect(describe(cyclic)).toBe('[object Object]');
     expect(describe({ toJSON: () => undefined })).toBe('[object Object]');
+    const bare = Object.create(null) as { self?: unknown }; // no toString to fall back on
+    bare.self = bare;
+    expect(describe(bare)).toBe('[object Object]');
   });
 });

@@ -175,6 +175,7 @@ describe('retryFetch: the returned response and the caller\'s signal', () => {
     };
     process.on('uncaughtException', record);
     try {
+      await new Promise((resolve) => setTimeout(resolve, 10)); // the calls' last references go
       gc(); // the responses' controllers go now; their registry entries only in a later task
       shared.abort(new Error('shutdown'));
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -93,6 +93,7 @@ describe('timedOut', () => {
     expect(timedOut({ name: 'AbortError', config: { signal: { aborted: false, reason: new DOMException('t', 'TimeoutError') } } })).toBe(false);
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(null) } })).toBe(false);
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort('TimeoutError') } })).toBe(false);
+    expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(class TimeoutError {}) } })).toBe(false);
   });
 });
 
@@ -155,9 +156,9 @@ describe('grpcCode', () => {
 
 describe('errorReason', () => {
   it('takes non-empty strings only', () => {
-    expect(() => errorReason('')).toThrow(TypeError);
-    expect(() => errorReason(5 as never)).toThrow(TypeError);
-    expect(() => errorReason('backendError', undefined as never)).toThrow(TypeError);
+    expect(() => errorReason('')).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got ""'));
+    expect(() => errorReason(5 as never)).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got 5'));
+    expect(() => errorReason('backendError', undefined as never)).toThrow(/^errorReason: each reason must be a non-empty string, got undefined$/);
     expect(errorReason('backendError')(withProps({ errors: [{ reason: 'BackendError' }] }))).toBe(true);
   });
 });

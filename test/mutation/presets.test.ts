@@ -61,6 +61,9 @@ describe('unknown Cloud Storage operations', () => {
     const prefix = "Cloud Storage operation must be a string such as 'objects.get'; got ";
     expect(messageOf(() => gcsIdempotency(-0 as never))).toBe(`${prefix}-0`);
     expect(messageOf(() => gcsIdempotency(cyclic as never))).toBe(`${prefix}[object Object]`);
+    const bare = Object.create(null) as { self?: unknown }; // no toString to fall back on
+    bare.self = bare;
+    expect(messageOf(() => gcsIdempotency(bare as never))).toBe(`${prefix}[object Object]`);
     expect(messageOf(() => gcsIdempotency(function objectsGet() {} as never))).toBe(`${prefix}function objectsGet`);
     expect(messageOf(() => gcsIdempotency(Object.defineProperty(() => 1, 'name', { value: '' }) as never))).toBe(
       `${prefix}function (anonymous)`,
