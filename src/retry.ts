@@ -286,8 +286,11 @@ class Run<T> implements Timed, AbortWatcher {
     try {
       result = this.#fn(ctx);
     } catch (error) {
+      // fn may have aborted the caller's signal, which settled the call: its outcome comes too late.
+      if (this.#phase === FAILED) return;
       return this.#attemptFailed(error, ctx);
     }
+    if (this.#phase === FAILED) return;
     const native = result instanceof Promise;
     if (!native && !isThenable(result)) return this.#succeed(result);
     // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
@@ -308,7 +311,7 @@ class Run<T> implements Timed, AbortWatcher {
   #stopAt(attemptStart: number): number {
     const deadline = this.#startedAt + this.#config.deadlineMs;
     const timeout = attemptStart + this.#config.attemptTimeoutMs;
-    return deadline <= timeout ? deadline : timeout;
+    return Math.min(deadline, timeout);
   }
 
   onDue(t: number): void {
@@ -319,7 +322,6 @@ class Run<T> implements Timed, AbortWatcher {
       if (elapsedMs >= config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError));
       return this.#runAttempt(t);
     }
-    if (this.#phase !== ATTEMPTING) return;
     // Which limit was queued (see #stopAt): the deadline, or the attempt timeout before it.
     const atDeadline = this.dueAt === this.#startedAt + config.deadlineMs;
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
@@ -391,7 +393,7 @@ class Run<T> implements Timed, AbortWatcher {
       return this.#fail(policyError);
     }
     // That code may also have aborted the caller's signal, which settled the call already.
-    if (this.#phase >= SUCCEEDED) return;
+    if (this.#phase === FAILED) return;
     // A sleep lasts at least one timer turn (1 ms), even for a zero delay.
     if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
       return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
@@ -402,7 +404,7 @@ class Run<T> implements Timed, AbortWatcher {
       } catch {
         // A logging hook must not change what retry() does.
       }
-      if (this.#phase >= SUCCEEDED) return;
+      if (this.#phase === FAILED) return;
     }
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);

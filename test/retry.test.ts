@@ -393,6 +393,41 @@ describe('retry(): the caller’s AbortSignal', () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
+  // Found by reading a surviving mutant (an unreachable-looking guard in the timer callback).
+  describe('regression (mutation): an abort raised by fn itself settles the call with signal.reason', () => {
+    const outcomes = {
+      'throws a transient error': () => {
+        throw httpError(503);
+      },
+      'returns a value': () => 'late value',
+      'returns a pending promise': () => new Promise<string>(() => {}),
+    };
+    for (const [what, after] of Object.entries(outcomes)) {
+      for (const attempt of [1, 2]) {
+        it(`on attempt ${attempt}, when fn then ${what}`, async () => {
+          const controller = new AbortController();
+          const retryable = vi.fn(() => true);
+          const onRetry = vi.fn();
+          const fn = vi.fn((ctx: AttemptContext) => {
+            if (ctx.attempt < attempt) throw httpError(503);
+            controller.abort('stop');
+            return after();
+          });
+          const p = track(retry(fn, { signal: controller.signal, retryable, onRetry, backoff: noJitter, attemptTimeoutMs: 5000 }));
+          await clock.tickAsync(attempt === 1 ? 0 : 1000);
+          expect(p.state).toBe('rejected');
+          expect(p.error).toBe('stop');
+          // Nothing of the call is left running: no timer, no more judging, no more attempts.
+          expect(clock.countTimers()).toBe(0);
+          expect(retryable).toHaveBeenCalledTimes(attempt - 1);
+          expect(onRetry).toHaveBeenCalledTimes(attempt - 1);
+          await clock.tickAsync(60_000);
+          expect(fn).toHaveBeenCalledTimes(attempt);
+        });
+      }
+    }
+  });
+
   it('many concurrent calls on one signal share one listener: no MaxListenersExceededWarning, all rejected at once', async () => {
     const controller = new AbortController();
     const warnings: Error[] = [];

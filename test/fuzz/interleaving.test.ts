@@ -24,7 +24,9 @@ type Outcome =
   | { kind: 'permanent'; latencyMs: number }
   | { kind: 'sync-throw' }
   | { kind: 'hang' }
-  | { kind: 'late-value'; latencyMs: number };
+  | { kind: 'late-value'; latencyMs: number }
+  // fn aborts the caller's signal itself, then throws, returns or hangs.
+  | { kind: 'caller-abort'; then: 'throw' | 'value' | 'hang' };
 
 const latency = fc.integer({ min: 0, max: 3000 });
 const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
@@ -40,6 +42,10 @@ const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sync-throw' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('hang' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('late-value' as const), latencyMs: fc.integer({ min: 0, max: 20_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('caller-abort' as const), then: fc.constantFrom('throw' as const, 'value' as const, 'hang' as const) }),
+  },
 );
 
 const policyArb: fc.Arbitrary<BackoffPolicy> = fc
@@ -73,6 +79,12 @@ async function runScenario(s: Scenario): Promise<void> {
   try {
     const controller = new AbortController();
     const abortReason = new Error('caller aborted');
+    let abortedAt: number | undefined;
+    let abortedByFn = false;
+    const abort = () => {
+      abortedAt ??= Date.now();
+      controller.abort(abortReason);
+    };
     let settledAt: number | undefined;
     let settleCount = 0;
     let outcome: { value?: unknown; error?: unknown } = {};
@@ -115,7 +127,13 @@ async function runScenario(s: Scenario): Promise<void> {
           end();
           throw Object.assign(new Error('sync 503'), { status: 503 });
         }
-        if (script.kind === 'hang') return new Promise<never>(() => {});
+        if (script.kind === 'caller-abort') {
+          abortedByFn = true;
+          abort();
+          if (script.then === 'throw') throw Object.assign(new Error('503 after abort'), { status: 503 });
+          if (script.then === 'value') return `value of ${ctx.attempt}`;
+        }
+        if (script.kind === 'hang' || script.kind === 'caller-abort') return new Promise<never>(() => {});
         return new Promise<string>((resolve, reject) => {
           setTimeout(() => {
             end();
@@ -151,7 +169,7 @@ async function runScenario(s: Scenario): Promise<void> {
         outcome = { error };
       },
     );
-    const abortTimer = s.abortAtMs === undefined ? undefined : setTimeout(() => controller.abort(abortReason), s.abortAtMs);
+    const abortTimer = s.abortAtMs === undefined ? undefined : setTimeout(abort, s.abortAtMs);
 
     // Run virtual time well past every limit, then let late outcomes arrive.
     await clock.tickAsync(s.deadlineMs + 1);
@@ -163,9 +181,10 @@ async function runScenario(s: Scenario): Promise<void> {
     expect(settleCount).toBe(1);
     expect(settledBy).toBeDefined();
     expect(settledAt as number).toBeLessThanOrEqual(s.deadlineMs);
-    // An abort before settling wins, at the moment it happens.
-    if (s.abortAtMs !== undefined && s.abortAtMs < (settledAt as number)) expect.fail('settled after the abort');
-    if (outcome.error === abortReason) expect(settledAt).toBe(s.abortAtMs);
+    // An abort before settling wins, at the moment it happens, even one raised by fn itself.
+    if (abortedAt !== undefined && abortedAt < (settledAt as number)) expect.fail('settled after the abort');
+    if (abortedByFn) expect(outcome.error).toBe(abortReason);
+    if (outcome.error === abortReason) expect(settledAt).toBe(abortedAt);
     // fn is never called after settling, nor concurrently with itself.
     expect(calledAfterSettle).toBe(false);
     expect(maxRunning).toBeLessThanOrEqual(1);
