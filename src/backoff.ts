@@ -105,24 +105,24 @@ export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => numb
   // initialDelayMs · multiplier^n overflows to Infinity for large n (and 0 · Infinity is NaN),
   // so compute the uncapped value carefully and let min() truncate it.
   const uncapped = initialDelayMs === 0 ? 0 : initialDelayMs * policy.multiplier ** attempt;
-  const capped = uncapped < maxDelayMs ? uncapped : maxDelayMs;
+  const capped = Math.min(uncapped, maxDelayMs);
   if (jitter === 'none') return capped;
   const r = checkedRandom(rng);
   if (jitter === 'full') return r * capped;
   if (jitter === 'equal') {
     // Rounding can push the sum of two halves past the whole for tiny (subnormal) delays.
     const equal = capped / 2 + (r * capped) / 2;
-    return equal < capped ? equal : capped;
+    return Math.min(equal, capped);
   }
   if (jitter.afterCap === true) {
     // Cap the exponential part low enough for the jitter to fit under maxDelayMs, so it is
     // still there at the cap (validation guarantees additiveMs <= maxDelayMs).
     const room = maxDelayMs - jitter.additiveMs;
-    const sum = (uncapped < room ? uncapped : room) + r * jitter.additiveMs;
-    return sum < maxDelayMs ? sum : maxDelayMs; // float rounding of (max − J) + J
+    const sum = Math.min(uncapped, room) + r * jitter.additiveMs;
+    return Math.min(sum, maxDelayMs); // float rounding of (max − J) + J
   }
   const jittered = uncapped + r * jitter.additiveMs;
-  return jittered < maxDelayMs ? jittered : maxDelayMs;
+  return Math.min(jittered, maxDelayMs);
 }
 
 function checkedRandom(rng: () => number): number {

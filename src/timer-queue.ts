@@ -99,8 +99,7 @@ export function schedule(item: Timed, dueAt: number): void {
   item.slot = heap.length;
   heap.push(item);
   siftUp(item.slot);
-  // Another clock's timer may never fire (a virtual clock removed): re-arm on the current one.
-  if (heap[0] === item || timerOwner !== globalThis.setTimeout) armTimer();
+  armTimer();
 }
 
 /** Removes `item` from the queue if it is queued; harmless otherwise. */
@@ -142,7 +141,9 @@ function armTimer(): void {
   const head = heap[0];
   if (head === undefined) return disarmTimer();
   const owner = globalThis.setTimeout;
-  if (timer !== undefined && timerOwner === owner && timerDueAt <= head.dueAt) return;
+  // Keep a timer that fires in time, unless another clock armed it: that one may never fire
+  // (a virtual clock removed). No timer armed means timerDueAt is Infinity.
+  if (timerOwner === owner && timerDueAt <= head.dueAt) return;
   disarmTimer();
   const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - steadyNow())));
   timerOwner = owner;

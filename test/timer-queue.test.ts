@@ -10,9 +10,11 @@ import { type InstalledClock, httpError, installClock, track } from './helpers/c
 let clock: InstalledClock | undefined;
 afterEach(() => {
   const left = queueState();
+  // Spies first: one laid over the virtual setTimeout would otherwise put it back after the
+  // clock is gone, leaving later test files with a setTimeout that never fires.
+  vi.restoreAllMocks();
   clock?.uninstall();
   clock = undefined;
-  vi.restoreAllMocks();
   // Every test must leave nothing behind in the shared queue.
   expect(left).toEqual({ queued: 0, timerArmed: false });
 });
