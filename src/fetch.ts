@@ -173,7 +173,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     controllerOf.set(response, fetchController);
     // retry() has moved on (timeout, deadline, abort): nobody will read this response.
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
-    if (bufferBody === true && response.body !== null) {
+    if (bufferBody === true) {
       await readWholeBody(response);
       if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
     }
@@ -200,7 +200,15 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     ((typeof rule === 'function' ? rule(ctx) : rule) || (judged.ctx === ctx && notSent(judged.error)));
 
   const callSignal = eitherSignal(plan.callerSignal, retryOptions.signal);
-  return retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal }).then(
+  let call: Promise<Response>;
+  try {
+    call = retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
+  } catch (error) {
+    // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
+    callSignal.dispose();
+    throw error;
+  }
+  return call.then(
     (response) => {
       callSignal.dispose();
       return handOver(response, plan.callerSignal);
@@ -354,7 +362,7 @@ function cancelBody(response: Response): void {
 function ignore(): void {}
 
 /**
- * A signal that aborts one macrotask after `signal`, with its reason. retry() aborts every
+ * A signal that aborts one macrotask after `signal` (not aborted yet), with its reason. retry() aborts every
  * attempt that reaches its deadline in the same timer callback, and aborting a fetch costs
  * fetch's own cleanup (undici: a fraction of a millisecond each, far more on a busy machine);
  * done at once, fifty calls sharing a deadline would each settle only after all fifty cleanups.
@@ -362,8 +370,8 @@ function ignore(): void {}
  */
 function followLate(signal: AbortSignal): AbortController {
   const follower = new AbortController();
-  if (signal.aborted) follower.abort(signal.reason);
-  else signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0), { once: true });
+  // An attempt's signal aborts once, and lives no longer than its attempt: no need for `once`.
+  signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0));
   return follower;
 }
 
@@ -380,8 +388,9 @@ function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): {
   const onB = (): void => controller.abort(b.reason);
   if (a.aborted) onA();
   else if (b.aborted) onB();
-  a.addEventListener('abort', onA, { once: true });
-  b.addEventListener('abort', onB, { once: true });
+  // Removed by dispose(), which retryFetch calls however the call ends.
+  a.addEventListener('abort', onA);
+  b.addEventListener('abort', onB);
   return {
     signal: controller.signal,
     dispose: () => {

@@ -7,7 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../src/fetch.js';
 import { httpStatusOf, retryAfterMsOf } from '../src/errors.js';
 import { httpStatus } from '../src/predicates.js';
@@ -617,6 +617,19 @@ describe('retryFetch: options', () => {
     expect(res.status).toBe(200);
     expect(inits).toHaveLength(2);
     expect(inits.every((init) => init.signal instanceof AbortSignal && init.method === 'PUT' && init.body === 'b')).toBe(true);
+  });
+
+  // Found by reading surviving mutants (the `once` flags that seemed to be the only cleanup).
+  it('regression (mutation): bad retry options with two signals throw and leave no listener on either', () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const send = vi.fn(async () => new Response('never sent'));
+    expect(() => retryFetch('http://127.0.0.1:1/', { signal: a.signal }, { signal: b.signal, maxAttempts: 0, fetch: send })).toThrow(
+      'retry: options.maxAttempts must be',
+    );
+    expect(getEventListeners(a.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(b.signal, 'abort')).toHaveLength(0);
+    expect(send).not.toHaveBeenCalled();
   });
 
   it('looks the global fetch up when called, so a fetch installed later is used', async () => {
