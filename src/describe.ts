@@ -5,7 +5,8 @@ export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
   if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'object' && value !== null) {
+  // null too: JSON writes it as null.
+  if (typeof value === 'object') {
     try {
       return JSON.stringify(value) ?? String(value);
     } catch {

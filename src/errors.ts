@@ -128,7 +128,7 @@ function isDomException(value: object): boolean {
  */
 export function systemCodeOf(error: unknown): string | undefined {
   return firstInChain(error, (e) =>
-    typeof e.code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+|ERR_[A-Z0-9_]+)$/.test(e.code) ? e.code : undefined,
+    typeof e.code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+)$/.test(e.code) ? e.code : undefined,
   );
 }
 

@@ -25,7 +25,7 @@ export interface RetryConfig {
   readonly retryable: RetryPredicate;
   readonly idempotent: boolean | ((ctx: AttemptContext) => boolean);
   readonly signal: AbortSignal | undefined;
-  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly onRetry: (event: RetryEvent) => void;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
@@ -110,7 +110,7 @@ function validate(options: RetryOptions): RetryConfig {
     optionalFunction('retryable', retryable) ?? isTransient,
     idempotent ?? true,
     signal,
-    optionalFunction('onRetry', onRetry),
+    optionalFunction('onRetry', onRetry) ?? ignoreEvent,
     budget,
     throttle,
     optionalFunction('rng', rng) ?? Math.random,
@@ -141,7 +141,7 @@ function makeConfig(
   retryable: RetryPredicate,
   idempotent: boolean | ((ctx: AttemptContext) => boolean),
   signal: AbortSignal | undefined,
-  onRetry: ((event: RetryEvent) => void) | undefined,
+  onRetry: (event: RetryEvent) => void,
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
   rng: () => number,
@@ -157,11 +157,14 @@ const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   isTransient,
   true,
   undefined,
-  undefined,
+  ignoreEvent,
   undefined,
   undefined,
   Math.random,
 );
+
+/** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */
+function ignoreEvent(): void {}
 
 function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== 'function') throw invalid(TypeError, `.${name}`, 'be a function', value);

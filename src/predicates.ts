@@ -116,8 +116,7 @@ const FETCH_NETWORK_MESSAGES = new Set([
   'terminated', // undici: the body stream was cut
 ]);
 
-function isNetworkMessage(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+function isNetworkMessage(error: Error): boolean {
   if (error.name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(error.message)) return true;
   return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
 }

@@ -398,14 +398,12 @@ class Run<T> implements Timed, AbortWatcher {
     if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
       return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
     }
-    if (config.onRetry !== undefined) {
-      try {
-        config.onRetry({ attempt, error, delayMs, elapsedMs });
-      } catch {
-        // A logging hook must not change what retry() does.
-      }
-      if (this.#phase === FAILED) return;
+    try {
+      config.onRetry({ attempt, error, delayMs, elapsedMs });
+    } catch {
+      // A logging hook must not change what retry() does.
     }
+    if (this.#phase === FAILED) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);
   }
