@@ -16,7 +16,7 @@ import {
   checkStrategy,
   gcsIsIdempotent,
 } from './gcs-operations.js';
-import { buildPreset, freezeBackoff, optionsBag, validated } from './preset.js';
+import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 export {
   GCS_OPERATIONS,
@@ -101,14 +101,10 @@ const GCS_TRANSIENT = /* @__PURE__ */ anyOf(
 const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
 
 const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
-  validated(
-    'gcs',
-    GCS_OWN_KEYS,
-    Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent }),
-  );
+  Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent });
 
-// Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared,
-// already-validated frozen object. The pure marks let a bundler drop all of this from an app
+// Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
+// frozen object, validated by the first retry() that gets it (constants, checked by a test). The pure marks let a bundler drop all of this from an app
 // that never uses the Cloud Storage preset.
 const GCS_SAFE = /* @__PURE__ */ presetFor(true);
 const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);

@@ -8,7 +8,7 @@
 import { describe } from '../describe.js';
 import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
-import { buildPreset, freezeBackoff, optionsBag, validated } from './preset.js';
+import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 /**
  * Options of {@link iam}: its own two, plus any `RetryOptions` field to override.
@@ -64,10 +64,11 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
 const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
 
 const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
-  validated('iam', IAM_OWN_KEYS, Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable }));
+  Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable });
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
-// their validated form, so `retry(fn, iam())` costs no validation at all. The pure marks let a
+// their validated form, so `retry(fn, iam())` costs no validation after the first call. (They
+// are constants, checked by a test rather than at every import.) The pure marks let a
 // bundler drop all of this from an app that never uses the IAM preset.
 const IAM = /* @__PURE__ */ presetFor(IAM_TRANSIENT);
 const IAM_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(IAM_TRANSIENT_OR_NOT_FOUND);

@@ -85,7 +85,7 @@ export function buildPreset(
  * Validates a frozen preset with retry()'s validator (which also remembers it, so the first
  * retry() that gets it does no work) and returns it.
  */
-export function validated(name: string, ownKeys: readonly string[], preset: Readonly<RetryOptions>): Readonly<RetryOptions> {
+function validated(name: string, ownKeys: readonly string[], preset: Readonly<RetryOptions>): Readonly<RetryOptions> {
   try {
     readOptions(preset);
   } catch (error) {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkStrategy, gcsIdempotency, gcsPreconditionMet } from '../../src/presets/gcs-operations.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam, iamReadModifyWrite } from '../../src/presets/iam.js';
+import { readOptions } from '../../src/options.js';
 
 const messageOf = (call: () => unknown): string => {
   try {
@@ -13,6 +14,20 @@ const messageOf = (call: () => unknown): string => {
   }
   throw new Error('expected a throw');
 };
+
+describe('the shared presets', () => {
+  // They are constants, validated by the first retry() that gets them rather than at import.
+  it('pass retry()\'s validation as they are, and are the same object call after call', () => {
+    const presets = [iam(), iam({ retryNotFound: true }), gcs({ operation: 'objects.get' }), gcs({ operation: 'objects.insert' })];
+    for (const preset of presets) {
+      expect(Object.isFrozen(preset)).toBe(true);
+      expect(() => readOptions(preset)).not.toThrow();
+    }
+    expect(new Set(presets).size).toBe(4);
+    expect(iam()).toBe(presets[0]);
+    expect(gcs({ operation: 'objects.insert' })).toBe(presets[3]);
+  });
+});
 
 describe('checkStrategy', () => {
   const expected = "Unknown Cloud Storage retry strategy \"sometimes\": expected 'always', 'conditional' or 'never'";
