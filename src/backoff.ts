@@ -1,4 +1,5 @@
 import { describe } from './describe.js';
+import { isFiniteNumber } from './numbers.js';
 
 /**
  * The backoff policy: how long to wait before retry number n. Pure functions only; randomness
@@ -148,13 +149,13 @@ export function assertBackoffPolicy(policy: unknown, field: string): asserts pol
     }
   }
   const { initialDelayMs, multiplier, maxDelayMs, jitter } = p;
-  if (typeof initialDelayMs !== 'number' || !Number.isFinite(initialDelayMs) || initialDelayMs < 0) {
+  if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0) {
     throw new RangeError(`${field}.initialDelayMs must be a finite number >= 0, got ${describe(initialDelayMs)}`);
   }
-  if (typeof multiplier !== 'number' || !Number.isFinite(multiplier) || multiplier < 1) {
+  if (!isFiniteNumber(multiplier) || multiplier < 1) {
     throw new RangeError(`${field}.multiplier must be a finite number >= 1, got ${describe(multiplier)}`);
   }
-  if (typeof maxDelayMs !== 'number' || !Number.isFinite(maxDelayMs) || maxDelayMs < initialDelayMs) {
+  if (!isFiniteNumber(maxDelayMs) || maxDelayMs < initialDelayMs) {
     throw new RangeError(
       `${field}.maxDelayMs must be a finite number >= initialDelayMs (${describe(initialDelayMs)}), got ${describe(maxDelayMs)}`,
     );
@@ -162,7 +163,7 @@ export function assertBackoffPolicy(policy: unknown, field: string): asserts pol
   if (jitter === 'none' || jitter === 'full' || jitter === 'equal') return;
   if (typeof jitter === 'object' && jitter !== null) {
     const { additiveMs, afterCap } = jitter as { additiveMs?: unknown; afterCap?: unknown };
-    if (!(typeof additiveMs === 'number' && Number.isFinite(additiveMs) && additiveMs >= 0)) {
+    if (!isFiniteNumber(additiveMs) || additiveMs < 0) {
       throw new RangeError(`${field}.jitter.additiveMs must be a finite number >= 0, got ${describe(additiveMs)}`);
     }
     if (afterCap === undefined || afterCap === false) return;

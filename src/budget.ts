@@ -5,6 +5,7 @@
  * retrying the occasional failure of a healthy server.
  */
 import { describe } from './describe.js';
+import { isFiniteNumber } from './numbers.js';
 import type { RetryBudget } from './retry.js';
 
 /**
@@ -104,7 +105,7 @@ function readBudgetOptions(options: unknown): Required<RetryBudgetOptions> {
       `createRetryBudget: options.maxTokens must be a number > 0 and <= ${MAX_MAX_TOKENS} (at least 0.001), got ${describe(maxTokens)}`,
     );
   }
-  if (typeof tokenRatio !== 'number' || !(tokenRatio >= 0.001 && Number.isFinite(tokenRatio))) {
+  if (!isFiniteNumber(tokenRatio) || tokenRatio < 0.001) {
     throw new RangeError(
       `createRetryBudget: options.tokenRatio must be a finite number > 0 (at least 0.001; three decimals are kept), got ${describe(tokenRatio)}`,
     );

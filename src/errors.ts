@@ -3,6 +3,7 @@
  * or a server's retry hint out of whatever a client library threw. Each reader looks at the
  * error and then down its `cause` chain, so wrapped errors classify like the original.
  */
+import { isFiniteNumber, isInteger } from './numbers.js';
 
 /** How far down a `cause` chain the readers look; deep enough for real wrappers, safe against cycles. */
 const MAX_CAUSE_DEPTH = 8;
@@ -105,7 +106,7 @@ export function grpcCodeOf(error: unknown): number | undefined {
     const { code } = e;
     // A DOMException's numeric `code` is a legacy DOM code (NotFoundError is 8, InvalidStateError
     // 11…), not a gRPC status; its name says what it is.
-    if (typeof code === 'number' && Number.isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
+    if (isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
     const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
     return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK'
       ? GrpcStatus[named as GrpcStatusName]
@@ -206,7 +207,7 @@ export function errorReasonsOf(error: unknown): string[] {
  */
 export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): number | undefined {
   return firstInChain(error, (e) => {
-    if (typeof e.retryAfterMs === 'number' && Number.isFinite(e.retryAfterMs) && e.retryAfterMs >= 0) {
+    if (isFiniteNumber(e.retryAfterMs) && e.retryAfterMs >= 0) {
       return e.retryAfterMs;
     }
     const response = isBag(e.response) ? e.response : undefined;

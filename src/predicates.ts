@@ -3,6 +3,7 @@
  * (`anyOf`, `allOf`, `not`), and the default classification built from them.
  */
 import { describe } from './describe.js';
+import { isInteger } from './numbers.js';
 import {
   GrpcStatus,
   type GrpcStatusName,
@@ -45,7 +46,7 @@ export function httpStatus(...codes: Array<number | HttpStatusClass>): RetryPred
   const classes = new Set<number>();
   for (const code of codes) {
     if (typeof code === 'string' && /^[1-5]xx$/.test(code)) classes.add(Number(code[0]));
-    else if (typeof code === 'number' && Number.isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
+    else if (isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
     else {
       throw new RangeError(
         `httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got ${describe(code)}`,
@@ -68,7 +69,7 @@ export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredica
   const wanted = new Set(
     codes.map((code) => {
       if (typeof code === 'string' && Object.hasOwn(GrpcStatus, code)) return GrpcStatus[code];
-      if (typeof code === 'number' && Number.isInteger(code) && code >= 0 && code <= 16) return code;
+      if (isInteger(code) && code >= 0 && code <= 16) return code;
       throw new RangeError(`grpcCode: each code must be a gRPC code name or 0..16, got ${describe(code)}`);
     }),
   );

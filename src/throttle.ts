@@ -4,6 +4,7 @@
  * itself, before they cost the server anything, in proportion to how badly things go.
  */
 import { describe } from './describe.js';
+import { isFiniteNumber } from './numbers.js';
 import type { AttemptThrottle } from './retry.js';
 import { now } from './timer-queue.js';
 
@@ -204,10 +205,10 @@ function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions
   const { k = 2, windowMs = 120_000, rng = Math.random } = options as AdaptiveThrottleOptions;
   // k < 1 would throttle a perfectly healthy server (requests − k·requests > 0), and the
   // rejected requests then keep the rejection going: it could never recover.
-  if (typeof k !== 'number' || !(k >= 1 && Number.isFinite(k))) {
+  if (!isFiniteNumber(k) || k < 1) {
     throw new RangeError(`createAdaptiveThrottle: options.k must be a finite number >= 1, got ${describe(k)}`);
   }
-  if (typeof windowMs !== 'number' || !(windowMs > 0 && Number.isFinite(windowMs))) {
+  if (!isFiniteNumber(windowMs) || windowMs <= 0) {
     throw new RangeError(`createAdaptiveThrottle: options.windowMs must be a finite number > 0, got ${describe(windowMs)}`);
   }
   if (typeof rng !== 'function') {

@@ -11,6 +11,7 @@
  */
 import type { BackoffPolicy } from '../backoff.js';
 import { describe } from '../describe.js';
+import { isFiniteNumber } from '../numbers.js';
 import { readOptions } from '../options.js';
 import type { RetryOptions } from '../retry.js';
 
@@ -46,7 +47,7 @@ function isEmpty(bag: Record<string, unknown>): boolean {
 /** Checks the preset's `maxDelayMs` shorthand: any finite number > 0 (see the README for why). */
 function checkMaxDelay(name: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+  if (!isFiniteNumber(value) || value <= 0) {
     throw new RangeError(
       `${name}: options.maxDelayMs must be a finite number > 0 (Google suggests 32000 or 64000), got ${describe(value)}`,
     );
