@@ -16,8 +16,8 @@ const watchersOf = new WeakMap<AbortSignal, Set<AbortWatcher>>();
 
 function notifyWatchers(event: Event): void {
   const signal = event.currentTarget as AbortSignal;
-  const watchers = watchersOf.get(signal);
-  if (watchers === undefined) return;
+  // Registered only while the signal has watchers (a listener removed during dispatch is skipped).
+  const watchers = watchersOf.get(signal) as Set<AbortWatcher>;
   // A watcher that is told stops watching, deleting itself from the set: Set iteration allows it.
   for (const watcher of watchers) watcher.onCallerAbort(signal.reason);
 }

@@ -65,4 +65,26 @@ describe('retry() validates its options before anything runs', () => {
     await expect(retry(() => Promise.reject(new Error('b')), frozen)).rejects.toThrow('b');
     expect(retryable).toHaveBeenCalledTimes(2);
   });
+
+  it('reads each frozen options object once, however calls alternate between them; an unfrozen one every time', async () => {
+    // A getter counts the reads (a frozen object may still have one).
+    const counted = (freeze: boolean) => {
+      const box = { reads: 0, options: {} as RetryOptions };
+      const options = {
+        get maxAttempts() {
+          box.reads++;
+          return 2;
+        },
+      };
+      box.options = freeze ? Object.freeze(options) : options;
+      return box;
+    };
+    const first = counted(true);
+    const second = counted(true);
+    const open = counted(false);
+    for (const box of [first, second, first, second, first, open, open]) {
+      await expect(retry(async () => 'ok', box.options)).resolves.toBe('ok');
+    }
+    expect([first.reads, second.reads, open.reads]).toEqual([1, 1, 2]);
+  });
 });

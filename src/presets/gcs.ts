@@ -155,6 +155,7 @@ function decideIdempotent(operation: unknown, preconditions: unknown, strategy: 
         'gcs: options.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy',
       );
     }
+    // Stryker disable next-line BooleanLiteral: equivalent. The caller's idempotent replaces the base preset's, so either base gives the same options.
     return true;
   }
   if (operation !== undefined) {

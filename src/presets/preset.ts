@@ -123,6 +123,7 @@ function mergeBackoff(
 /** retry()'s validation error, re-issued under the preset's name (same class, original as cause). */
 function renamed(name: string, ownKeys: readonly string[], error: unknown): unknown {
   if (!(error instanceof TypeError || error instanceof RangeError)) return error;
+  // Stryker disable next-line Regex: equivalent. Every message of retry()'s validator starts with "retry: ", so the first match is at the start anyway.
   let message = error.message.replace(/^retry: /, `${name}: `);
   if (/unknown option/.test(message)) message += `; ${name}() also takes ${ownKeys.join(', ')}`;
   const Type = error instanceof RangeError ? RangeError : TypeError;

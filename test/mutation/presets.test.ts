@@ -29,6 +29,25 @@ describe('the shared presets', () => {
   });
 });
 
+describe('preset option errors', () => {
+  it('re-issue only retry()\'s own TypeError/RangeError; anything else a check meets passes through as it is', () => {
+    const boom = new Error('budget getter exploded');
+    const budget = {
+      get record(): never {
+        throw boom;
+      },
+      canRetry: () => true,
+    };
+    let thrown: unknown;
+    try {
+      iam({ budget } as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBe(boom);
+  });
+});
+
 describe('checkStrategy', () => {
   const expected = "Unknown Cloud Storage retry strategy \"sometimes\": expected 'always', 'conditional' or 'never'";
 
