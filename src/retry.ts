@@ -156,9 +156,9 @@ export class RetryError extends Error {
   constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown) {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
     const detail = cause instanceof Error ? `: ${cause.message}` : '';
-    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms (${why})${detail}`, {
-      cause,
-    });
+    // `cause` is this class's own field, set below (a field declared in a subclass replaces
+    // whatever the Error constructor would have set from its options).
+    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms (${why})${detail}`);
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = elapsedMs;
@@ -291,8 +291,6 @@ class Run<T> implements Timed, AbortWatcher {
       return this.#attemptFailed(error, ctx);
     }
     if (this.#phase === FAILED) return;
-    const native = result instanceof Promise;
-    if (!native && !isThenable(result)) return this.#succeed(result);
     // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
     const onValue = (value: T) => {
       if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#succeed(value);
@@ -300,8 +298,9 @@ class Run<T> implements Timed, AbortWatcher {
     const onError = (error: unknown) => {
       if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
     };
-    // A foreign thenable is adopted first: it could call back twice, or synchronously.
-    if (native) (result as Promise<T>).then(onValue, onError);
+    // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
+    // foreign thenable, which could call back twice, or synchronously.
+    if (result instanceof Promise) result.then(onValue, onError);
     else Promise.resolve(result).then(onValue, onError);
     // A later attempt starts from a timer, with the clock read: queue its limit now.
     if (attempt > 1) schedule(this, this.#stopAt(t));
@@ -387,7 +386,7 @@ class Run<T> implements Timed, AbortWatcher {
       }
       delayMs = delayFor(attempt - 1, config.backoff, config.rng);
       const hintMs = retryAfterMsOf(error);
-      if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
+      if (hintMs !== undefined) delayMs = Math.max(delayMs, hintMs);
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
       return this.#fail(policyError);
@@ -436,10 +435,3 @@ class Context implements AttemptContext {
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}

@@ -37,6 +37,22 @@ describe('what fn returns', () => {
     }
   });
 
+  it('a promise is subscribed to at once, with its own then: a lazy promise starts its work inside retry()', async () => {
+    const calls: string[] = [];
+    class Lazy<T> extends Promise<T> {
+      override then<A = T, B = never>(
+        onValue?: ((value: T) => A | PromiseLike<A>) | null,
+        onError?: ((reason: unknown) => B | PromiseLike<B>) | null,
+      ): Promise<A | B> {
+        calls.push('then');
+        return super.then(onValue, onError);
+      }
+    }
+    const p = retry(() => Lazy.resolve('lazy') as Promise<string>);
+    expect(calls).toEqual(['then']);
+    await expect(p).resolves.toBe('lazy');
+  });
+
   it('a thenable that rejects (object or function) is a failed attempt, and retried', async () => {
     let calls = 0;
     const objectThenable = (): PromiseLike<string> => ({
