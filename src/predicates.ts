@@ -42,21 +42,21 @@ export type HttpStatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx';
  * retry(call, { retryable: httpStatus(408, 429, '5xx') }); // Cloud Storage's list
  */
 export function httpStatus(...codes: Array<number | HttpStatusClass>): RetryPredicate {
-  const wanted = new Set<number>();
-  const classes = new Set<number>();
+  // Every status wanted, a class spelled out as its hundred; an error without a status reads as
+  // undefined, which the set never holds.
+  const wanted = new Set<number | undefined>();
   for (const code of codes) {
-    if (typeof code === 'string' && /^[1-5]xx$/.test(code)) classes.add(Number(code[0]));
-    else if (isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
+    if (typeof code === 'string' && /^[1-5]xx$/.test(code)) {
+      const first = Number(code[0]) * 100;
+      for (let status = first; status < first + 100; status++) wanted.add(status);
+    } else if (isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
     else {
       throw new RangeError(
         `httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got ${describe(code)}`,
       );
     }
   }
-  return (error) => {
-    const status = httpStatusOf(error);
-    return status !== undefined && (wanted.has(status) || classes.has(Math.floor(status / 100)));
-  };
+  return (error) => wanted.has(httpStatusOf(error));
 }
 
 /**
@@ -66,17 +66,14 @@ export function httpStatus(...codes: Array<number | HttpStatusClass>): RetryPred
  * retry(call, { retryable: grpcCode('UNAVAILABLE', 'DEADLINE_EXCEEDED') });
  */
 export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredicate {
-  const wanted = new Set(
+  const wanted = new Set<number | undefined>(
     codes.map((code) => {
       if (typeof code === 'string' && Object.hasOwn(GrpcStatus, code)) return GrpcStatus[code];
       if (isInteger(code) && code >= 0 && code <= 16) return code;
       throw new RangeError(`grpcCode: each code must be a gRPC code name or 0..16, got ${describe(code)}`);
     }),
   );
-  return (error) => {
-    const code = grpcCodeOf(error);
-    return code !== undefined && wanted.has(code);
-  };
+  return (error) => wanted.has(grpcCodeOf(error));
 }
 
 /**
@@ -267,8 +264,9 @@ export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
 
 // Errors that say "do not try again": a bug in the caller's code, or a client-side throttle
 // (`ThrottledError`) that refused the call on purpose — an outer retry() must not undo that.
-const PROGRAMMER_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
-const DELIBERATE_REFUSALS = new Set(['ThrottledError']);
+// Typed for any value: a name that is not a string is simply not in them.
+const PROGRAMMER_ERRORS: ReadonlySet<unknown> = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
+const DELIBERATE_REFUSALS: ReadonlySet<unknown> = new Set(['ThrottledError']);
 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
@@ -304,8 +302,8 @@ export const isTransient: RetryPredicate = (error) => {
   if (abortedByCaller(error)) return false;
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
-    if (typeof name === 'string' && PROGRAMMER_ERRORS.has(name)) return networkError(error);
-    if (typeof name === 'string' && DELIBERATE_REFUSALS.has(name)) return false;
+    if (PROGRAMMER_ERRORS.has(name)) return networkError(error);
+    if (DELIBERATE_REFUSALS.has(name)) return false;
   }
   return true;
 };

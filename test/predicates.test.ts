@@ -28,7 +28,10 @@ describe('httpStatus / grpcCode', () => {
     const serverErrors = httpStatus(408, '5xx');
     for (const status of [408, 500, 501, 503, 599]) expect(serverErrors(withProps({ status }))).toBe(true);
     for (const status of [400, 404, 429, 499]) expect(serverErrors(withProps({ status }))).toBe(false);
-    expect(httpStatus('4xx')(withProps({ status: 404 }))).toBe(true);
+    // A class is exactly its hundred statuses, from x00 to x99.
+    const clientErrors = httpStatus('4xx');
+    for (const status of [400, 404, 499]) expect(clientErrors(withProps({ status }))).toBe(true);
+    for (const status of [399, 500]) expect(clientErrors(withProps({ status }))).toBe(false);
 
     const g = grpcCode('UNAVAILABLE', GrpcStatus.ABORTED);
     expect(g(withProps({ code: 14 }))).toBe(true);
