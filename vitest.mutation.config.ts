@@ -19,7 +19,10 @@ export default defineConfig({
     exclude: ['test/cli.test.ts', 'test/sim.test.ts', 'test/size.test.ts'],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the
-    // virtual clock's helper checks it), so no file sees another's state.
+    // virtual clock's helper checks it), so no file sees another's state. src/ is loaded
+    // before any test (see test/setup/load-src.ts), so its top-level code is credited to no
+    // single test.
     isolate: false,
+    setupFiles: [...(base.test?.setupFiles as string[]), 'test/setup/load-src.ts'],
   },
 });

@@ -135,7 +135,7 @@ const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS
  * const csv = await res.text();
  */
 export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
-  const { fetch: fetchOption, maxRetryAfterMs, bufferBody, ...retryOptions } = readFetchOptions(options);
+  const { fetch: fetchOption, maxRetryAfterMs = Infinity, bufferBody, ...retryOptions } = readFetchOptions(options);
   const send = fetchOption ?? globalThis.fetch;
   if (typeof send !== 'function') {
     throw new TypeError(`retryFetch: globalThis.fetch is ${describe(send)}; pass options.fetch`);
@@ -185,11 +185,11 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
 
   const transient: RetryPredicate = retryOptions.retryable ?? isTransient;
   // retry() asks `retryable(error, ctx)` and then, for a transient error, `idempotent(ctx)`
-  // with the same ctx; notSent needs the error, so the first call leaves it for the second.
-  let judged: { ctx: AttemptContext | undefined; error: unknown } = { ctx: undefined, error: undefined };
+  // about that same failure; notSent needs the error, so the first call leaves it for the second.
+  let judgedError: unknown;
   const retryable = (error: unknown, ctx?: AttemptContext): boolean => {
-    judged = { ctx, error };
-    if (maxRetryAfterMs !== undefined && error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
+    judgedError = error;
+    if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
       return false;
     }
     return transient(error, ctx);
@@ -197,7 +197,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const rule = retryOptions.idempotent ?? plan.idempotent;
   const idempotent = (ctx: AttemptContext): boolean =>
     plan.replayable &&
-    ((typeof rule === 'function' ? rule(ctx) : rule) || (judged.ctx === ctx && notSent(judged.error)));
+    ((typeof rule === 'function' ? rule(ctx) : rule) || notSent(judgedError));
 
   const callSignal = eitherSignal(plan.callerSignal, retryOptions.signal);
   let call: Promise<Response>;
@@ -251,8 +251,9 @@ const unguard =
  * would collect one per call, in Node even with AbortSignal.any (nodejs/node#55351).
  */
 function handOver(response: Response, signal: AbortSignal | undefined): Response {
-  const controller = controllerOf.get(response);
-  if (signal === undefined || controller === undefined || response.body === null || unguard === undefined) {
+  // Every response handed over came from an attempt, which registered its controller.
+  const controller = controllerOf.get(response) as AbortController;
+  if (signal === undefined || response.body === null || unguard === undefined) {
     return response;
   }
   if (signal.aborted) {

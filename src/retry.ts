@@ -393,8 +393,9 @@ class Run<T> implements Timed, AbortWatcher {
     }
     // That code may also have aborted the caller's signal, which settled the call already.
     if (this.#phase === FAILED) return;
-    // A sleep lasts at least one timer turn (1 ms), even for a zero delay.
-    if (elapsedMs + Math.max(delayMs, MIN_SLEEP_MS) >= config.deadlineMs) {
+    // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
+    // fractional delay (jitter makes them) is rounded up to the next millisecond.
+    if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
       return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
     }
     try {

@@ -144,7 +144,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
 
   function probability(): number {
     const p = (requests - k * accepts) / (requests + 1);
-    return p > 0 ? p : 0;
+    return Math.max(p, 0);
   }
 
   return {

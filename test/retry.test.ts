@@ -233,6 +233,32 @@ describe('retry(): the deadline is a promise', () => {
     expect((p.error as RetryError).elapsedMs).toBe(197);
   });
 
+  it('regression (fuzz): a fractional delay counts as the whole milliseconds its timer waits', async () => {
+    const events: RetryEvent[] = [];
+    let calls = 0;
+    const p = track(
+      retry(
+        () => {
+          calls++;
+          return new Promise((_, reject) => setTimeout(() => reject(httpError(503)), 2));
+        },
+        {
+          deadlineMs: 4,
+          // Equal jitter with a draw of 0: half of 3 ms, 1.5 ms, which the timer waits as 2.
+          backoff: { initialDelayMs: 3, multiplier: 1, maxDelayMs: 3, jitter: 'equal' },
+          rng: () => 0,
+          onRetry: (e) => events.push(e),
+        },
+      ),
+    );
+    await clock.tickAsync(10);
+    // Failed at 2 ms; the retry could start only at 4 ms, the deadline: give up at 2 ms, with no onRetry.
+    expect(calls).toBe(1);
+    expect(events).toHaveLength(0);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).elapsedMs).toBe(2);
+  });
+
   it('regression (fuzz): a sleep whose timer fires late, past the deadline, gives up instead of starting an attempt', async () => {
     const first = httpError(503);
     let calls = 0;

@@ -370,7 +370,7 @@ const INT64_MAX = 9223372036854775807n;
  * @internal
  */
 export function checkStrategy(strategy: unknown): GcsRetryStrategy {
-  if (typeof strategy === 'string' && (STRATEGIES as readonly string[]).includes(strategy)) {
+  if ((STRATEGIES as readonly unknown[]).includes(strategy)) {
     return strategy as GcsRetryStrategy;
   }
   const hint =
@@ -576,8 +576,7 @@ function describe(value: unknown): string {
       return value.toString();
     case 'function':
       return `function ${value.name || '(anonymous)'}`;
-    case 'object':
-      if (value === null) return 'null';
+    case 'object': // null too: JSON writes it as null
       if (Array.isArray(value)) return `array of length ${value.length}`;
       try {
         return JSON.stringify(value) ?? Object.prototype.toString.call(value);

@@ -102,6 +102,19 @@ describe('abandoned attempts', () => {
     expect(p.value).toBe('second');
   });
 
+  it('ignores the error of an attempt that timed out, even while a later attempt runs', async () => {
+    // Attempt 1 times out at 100 and fails late, at 150; attempt 2 runs from 110 to 190.
+    let calls = 0;
+    const fn = () =>
+      ++calls === 1
+        ? new Promise<string>((_, reject) => setTimeout(() => reject(httpError(503)), 150))
+        : new Promise<string>((resolve) => setTimeout(() => resolve(`attempt ${calls}`), 80));
+    const p = track(retry(fn, { attemptTimeoutMs: 100, backoff: constant(10) }));
+    await clock.tickAsync(190);
+    expect(p.value).toBe('attempt 2');
+    expect(calls).toBe(2);
+  });
+
   it('gives an ended attempt an aborted signal, read first after a later attempt began', async () => {
     const contexts: AttemptContext[] = [];
     let lateSignal: AbortSignal | undefined;
@@ -219,6 +232,31 @@ describe('the caller aborting from policy code', () => {
     await clock.tickAsync(1000);
     expect(p.error).toBe(reason);
     expect(calls).toBe(1);
+  });
+});
+
+describe('the caller aborting from policy code, before a delay that would pass the deadline', () => {
+  it('rejects with the abort reason, not with a RetryError for the deadline', async () => {
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    const p = track(
+      retry(
+        () => {
+          throw httpError(503); // synchronously: the call has not been handed its settle functions yet
+        },
+        {
+          signal: controller.signal,
+          backoff: constant(5000),
+          deadlineMs: 1000,
+          retryable: () => {
+            controller.abort(reason);
+            return true;
+          },
+        },
+      ),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toBe(reason);
   });
 });
 
