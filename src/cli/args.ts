@@ -52,7 +52,7 @@ export type TokenizeArgs = (config: {
   strict: false;
   allowPositionals: true;
   tokens: true;
-}) => { tokens?: ArgToken[] };
+}) => { tokens: ArgToken[] };
 
 /**
  * `tenacious --help`.
@@ -138,7 +138,7 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
   const cut = argv.indexOf('--');
   const flagArgs = cut < 0 ? [...argv] : argv.slice(0, cut);
   const commandLine = cut < 0 ? undefined : argv.slice(cut + 1);
-  const { tokens = [] } = tokenize({ args: flagArgs, options: FLAGS, strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = tokenize({ args: flagArgs, options: FLAGS, strict: false, allowPositionals: true, tokens: true });
 
   const values = new Map<FlagName, string | true>();
   const positionals: string[] = [];
@@ -248,9 +248,9 @@ function readPolicy(values: ReadonlyMap<FlagName, string | true>): {
   return { backoff, deadlineMs, source: changed ? `${source}, changed by flags` : source };
 }
 
+/** The value of a flag that takes one (checkedFlag made sure it has one), if given. */
 function stringFlag(values: ReadonlyMap<FlagName, string | true>, name: FlagName): string | undefined {
-  const value = values.get(name);
-  return typeof value === 'string' ? value : undefined;
+  return values.get(name) as string | undefined;
 }
 
 function duration(flag: string, text: string): number {

@@ -571,9 +571,6 @@ function describe(value: unknown): string {
       return JSON.stringify(value);
     case 'bigint':
       return `${value}n`;
-    // Stryker disable next-line StringLiteral: equivalent. Without this case a symbol reaches the default, whose String(value) writes the same text.
-    case 'symbol':
-      return value.toString();
     case 'function':
       return `function ${value.name || '(anonymous)'}`;
     case 'object': // null too: JSON writes it as null
@@ -584,7 +581,7 @@ function describe(value: unknown): string {
         return Object.prototype.toString.call(value);
       }
     default:
-      // number (NaN, -0, Infinity print readably), boolean, undefined
+      // number (NaN, -0, Infinity print readably), boolean, undefined, symbol
       return Object.is(value, -0) ? '-0' : String(value);
   }
 }
