@@ -363,11 +363,12 @@ function cancelBody(response: Response): void {
 function ignore(): void {}
 
 /**
- * A signal that aborts one macrotask after `signal` (not aborted yet), with its reason. retry() aborts every
- * attempt that reaches its deadline in the same timer callback, and aborting a fetch costs
- * fetch's own cleanup (undici: a fraction of a millisecond each, far more on a busy machine);
- * done at once, fifty calls sharing a deadline would each settle only after all fifty cleanups.
- * Deferred, every caller hears of the deadline first, and the sockets close right after.
+ * A signal that aborts one macrotask after `signal` (not aborted yet), with its reason. retry()
+ * aborts every attempt that reaches its deadline in the same timer callback, and aborting a
+ * fetch costs fetch's own cleanup (undici: a fraction of a millisecond each, far more on a busy
+ * machine); done at once, fifty calls sharing a deadline would each settle only after all fifty
+ * cleanups. Deferred, every caller hears of the deadline first, and the sockets close right
+ * after.
  */
 function followLate(signal: AbortSignal): AbortController {
   const follower = new AbortController();

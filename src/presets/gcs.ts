@@ -104,8 +104,9 @@ const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
   Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent });
 
 // Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
-// frozen object, validated by the first retry() that gets it (constants, checked by a test). The pure marks let a bundler drop all of this from an app
-// that never uses the Cloud Storage preset.
+// frozen object, validated by the first retry() that gets it (constants, checked by a test).
+// The pure marks let a bundler drop all of this from an app that never uses the Cloud Storage
+// preset.
 const GCS_SAFE = /* @__PURE__ */ presetFor(true);
 const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
 
