@@ -233,10 +233,8 @@ describe('the caller aborting from policy code', () => {
     expect(p.error).toBe(reason);
     expect(calls).toBe(1);
   });
-});
 
-describe('the caller aborting from policy code, before a delay that would pass the deadline', () => {
-  it('rejects with the abort reason, not with a RetryError for the deadline', async () => {
+  it('rejects with the abort reason, not a RetryError, when the next delay would pass the deadline', async () => {
     const controller = new AbortController();
     const reason = new Error('stop');
     const p = track(
