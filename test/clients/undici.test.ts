@@ -1,0 +1,221 @@
+// The undici recipes of docs/readme/recipes.md — `request()` through the `responseError`
+// interceptor, and undici's `fetch` through retryFetch — run as shown against real undici (the
+// npm package, not Node's bundled copy) and a real node:http server on 127.0.0.1. undici does not
+// retry unless given its RetryAgent or retry interceptor, so each attempt is one request. Also:
+// the value, a 404 or 400 passed through (request: undici's ResponseError unchanged; fetch: the
+// response itself, after one request), the default classification of every error undici really
+// throws, and the attempt's signal cancelling the request in flight.
+import { Agent, errors, fetch, interceptors, request } from 'undici';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FetchFunction, RetryError, type RetryFetchOptions, type RetryOptions, isTransient, retry, retryFetch } from '../../src/index.js';
+import { failureOf, isLoopback, refusedUrl, watchConnections } from './loopback.js';
+import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
+
+// recipe:begin
+const dispatcher = new Agent().compose(interceptors.responseError()); // no interceptors.retry()
+
+async function getJson<T>(url: string, options: RetryOptions = {}): Promise<T> {
+  return retry(
+    async ({ signal }) => {
+      const { body } = await request(url, { dispatcher, signal });
+      return (await body.json()) as T;
+    },
+    { deadlineMs: 10_000, ...options },
+  );
+}
+// recipe:end
+
+// recipe:begin
+// Typed with undici's own Request class: call retryFetch with a URL, which it passes on as it
+// is (undici's fetch rejects the global Request with "Failed to parse URL").
+const undiciFetch = fetch as FetchFunction;
+
+async function fetchJson<T>(url: string, options: RetryFetchOptions = {}): Promise<T> {
+  const response = await retryFetch(url, {}, { fetch: undiciFetch, deadlineMs: 10_000, ...options });
+  if (!response.ok) throw new Error(`GET ${url} failed: ${response.status}`);
+  return (await response.json()) as T;
+}
+// recipe:end
+
+/** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
+const fast: RetryOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
+
+let server: ScriptedServer | undefined;
+let connections: ReturnType<typeof watchConnections>;
+beforeEach(() => {
+  connections = watchConnections();
+});
+afterEach(async () => {
+  connections.restore();
+  await server?.close();
+  server = undefined;
+  expect(connections.hosts.every(isLoopback)).toBe(true);
+});
+afterAll(async () => {
+  await dispatcher.close();
+});
+
+it('runs the code the README shows', () => {
+  expect(recipeRegionsOf(import.meta.url)).toEqual([
+    { code: expect.stringContaining('interceptors.responseError()') as unknown, shown: true },
+    { code: expect.stringContaining('fetch: undiciFetch') as unknown, shown: true },
+  ]);
+});
+
+describe('the undici request() recipe on loopback', () => {
+  it('503, 503, 200: returns the body after exactly three requests', async () => {
+    server = await scriptedServer([503, 503]);
+    await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('always 503: gives up after maxAttempts requests, the last ResponseError as the cause', async () => {
+    server = await scriptedServer([], 503);
+    const error = await failureOf(getJson(server.url, { ...fast, maxAttempts: 3 }));
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
+    expect((error as RetryError).cause).toBeInstanceOf(errors.ResponseError);
+    expect((error as RetryError).cause).toMatchObject({ code: 'UND_ERR_RESPONSE', statusCode: 503 });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it.each([404, 400])('%i: rejects at once with undici’s ResponseError itself, one request', async (status) => {
+    server = await scriptedServer([status]);
+    const error = await failureOf(getJson(server.url, fast));
+    expect(error).toBeInstanceOf(errors.ResponseError);
+    expect(error).toMatchObject({ code: 'UND_ERR_RESPONSE', statusCode: status, body: { error: { code: status } } });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a reset connection is retried', async () => {
+    server = await scriptedServer(['reset']);
+    await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
+    server = await scriptedServer(['stall']);
+    const controller = new AbortController();
+    void server.stalled.then(() => controller.abort(new Error('the user left')));
+    const error = await failureOf(getJson(server.url, { ...fast, signal: controller.signal }));
+    expect(error).toEqual(new Error('the user left'));
+    await server.stalledSocketClosed;
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('an attempt timeout aborts the hung request (its socket closes) and the next attempt succeeds', async () => {
+    server = await scriptedServer(['stall']);
+    await expect(getJson(server.url, { ...fast, attemptTimeoutMs: 100 })).resolves.toEqual(ITEM);
+    await server.stalledSocketClosed;
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
+describe('the undici fetch recipe (retryFetch) on loopback', () => {
+  it('503, 503, 200: returns the body after exactly three requests', async () => {
+    server = await scriptedServer([503, 503]);
+    await expect(fetchJson(server.url, fast)).resolves.toEqual(ITEM);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('always 503: the last 503 after maxAttempts requests, then the recipe’s own error', async () => {
+    server = await scriptedServer([], 503);
+    const error = await failureOf(fetchJson(server.url, { ...fast, maxAttempts: 3 }));
+    expect(error).toEqual(new Error(`GET ${server.url} failed: 503`));
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it.each([404, 400])('%i: not retried, one request', async (status) => {
+    server = await scriptedServer([status]);
+    const error = await failureOf(fetchJson(server.url, fast));
+    expect(error).toEqual(new Error(`GET ${server.url} failed: ${status}`));
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a reset connection is retried', async () => {
+    server = await scriptedServer(['reset']);
+    await expect(fetchJson(server.url, fast)).resolves.toEqual(ITEM);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
+    server = await scriptedServer(['stall']);
+    const controller = new AbortController();
+    void server.stalled.then(() => controller.abort(new Error('the user left')));
+    const error = await failureOf(fetchJson(server.url, { ...fast, signal: controller.signal }));
+    expect(error).toEqual(new Error('the user left'));
+    await server.stalledSocketClosed;
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('undici’s fetch rejects the global Request, as the recipe’s comment says', async () => {
+    server = await scriptedServer([]);
+    const error = await failureOf(retryFetch(new Request(server.url), {}, { ...fast, fetch: undiciFetch }));
+    expect(error).toMatchObject({ name: 'TypeError', message: 'Failed to parse URL from [object Request]' });
+    expect(server.requests).toHaveLength(0);
+  });
+});
+
+describe('the default classification of the errors undici really throws', () => {
+  it.each([
+    [408, true],
+    [429, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [504, true],
+    [400, false],
+    [401, false],
+    [403, false],
+    [404, false],
+    [412, false],
+  ])('request(): HTTP %i → a ResponseError, transient: %s', async (status, expected) => {
+    server = await scriptedServer([status]);
+    const error = await failureOf(request(server.url, { dispatcher }));
+    expect(error).toBeInstanceOf(errors.ResponseError);
+    expect(error).toMatchObject({ statusCode: status });
+    expect(isTransient(error)).toBe(expected);
+  });
+
+  it('request(): a reset connection (code ECONNRESET) is transient', async () => {
+    server = await scriptedServer(['reset']);
+    const error = await failureOf(request(server.url, { dispatcher }));
+    expect(error).toMatchObject({ code: 'ECONNRESET' });
+    expect(isTransient(error)).toBe(true);
+  });
+
+  it('request(): a refused connection (code ECONNREFUSED) is transient', async () => {
+    const error = await failureOf(request(await refusedUrl(), { dispatcher }));
+    expect(error).toMatchObject({ code: 'ECONNREFUSED' });
+    expect(isTransient(error)).toBe(true);
+  });
+
+  it('request(): undici’s headers timeout (code UND_ERR_HEADERS_TIMEOUT) is transient', async () => {
+    server = await scriptedServer(['stall']);
+    const error = await failureOf(request(server.url, { dispatcher, headersTimeout: 50 }));
+    expect(error).toMatchObject({ name: 'HeadersTimeoutError', code: 'UND_ERR_HEADERS_TIMEOUT' });
+    expect(isTransient(error)).toBe(true);
+  });
+
+  it('fetch: a reset or refused connection (TypeError “fetch failed”, the socket error under it) is transient', async () => {
+    server = await scriptedServer(['reset']);
+    const reset = await failureOf(fetch(server.url));
+    expect(reset).toMatchObject({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNRESET' } });
+    expect(isTransient(reset)).toBe(true);
+    const refused = await failureOf(fetch(await refusedUrl()));
+    expect(refused).toMatchObject({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNREFUSED' } });
+    expect(isTransient(refused)).toBe(true);
+  });
+
+  it.each([
+    ['request()', (url: string, signal: AbortSignal) => request(url, { dispatcher, signal })],
+    ['fetch', (url: string, signal: AbortSignal) => fetch(url, { signal })],
+  ])('%s: the caller’s abort (a DOMException named AbortError) is not', async (_name, call) => {
+    server = await scriptedServer(['stall']);
+    const controller = new AbortController();
+    void server.stalled.then(() => controller.abort());
+    const error = await failureOf(call(server.url, controller.signal));
+    expect(error).toMatchObject({ name: 'AbortError' });
+    expect(isTransient(error)).toBe(false);
+  });
+});
