@@ -15,16 +15,16 @@ export interface ScriptedServer extends LoopbackServer {
   readonly stalledSocketClosed: Promise<void>;
 }
 
-/** The JSON body of every 200 the scripted server sends. */
+/** The JSON body of the 200s the scripted server sends, unless told another. */
 export const ITEM = { id: 42, name: 'loopback item' } as const;
 
 /**
  * Starts a server on 127.0.0.1 that answers the n-th request with `script[n]`, and with
- * `after` once the script has run out (200 with {@link ITEM} by default). Statuses other than
+ * `after` once the script has run out (200 with `body`, {@link ITEM} by default). Statuses other than
  * 200 get a Google-style JSON error body and `Retry-After: 0`, so that a client that honours
  * the header does not slow the test down.
  */
-export async function scriptedServer(script: readonly Answer[], after: Answer = 200): Promise<ScriptedServer> {
+export async function scriptedServer(script: readonly Answer[], after: Answer = 200, body: unknown = ITEM): Promise<ScriptedServer> {
   let stalledArrived: () => void = () => {};
   let stalledClosed: () => void = () => {};
   const stalled = new Promise<void>((resolve) => (stalledArrived = resolve));
@@ -37,7 +37,7 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
       req.socket.once('close', stalledClosed);
       return stalledArrived();
     }
-    if (answer === 200) return sendJson(res, ITEM);
+    if (answer === 200) return sendJson(res, body);
     sendGoogleError(res, answer, { headers: { 'retry-after': '0' } });
   });
   return Object.assign(server, { stalled, stalledSocketClosed });
