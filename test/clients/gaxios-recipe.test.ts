@@ -120,13 +120,14 @@ describe('getIamPolicy with gaxios under iam()', () => {
   });
 
   it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
-    server = await scriptedServer(['stall']);
+    const stalling = await scriptedServer(['stall']);
+    server = stalling;
     const controller = new AbortController();
-    void server.stalled.then(() => controller.abort(new Error('the user left')));
-    const error = await failureOf(getIamPolicy(`${server.url}/v3/projects/p`, 'token', { ...fast, signal: controller.signal }));
+    void stalling.stalled.then(() => controller.abort(new Error('the user left')));
+    const error = await failureOf(getIamPolicy(`${stalling.url}/v3/projects/p`, 'token', { ...fast, signal: controller.signal }));
     expect(error).toEqual(new Error('the user left'));
-    await server.stalledSocketClosed;
-    expect(server.requests).toHaveLength(1);
+    await stalling.stalledSocketClosed;
+    expect(stalling.requests).toHaveLength(1);
   });
 });
 

@@ -67,3 +67,9 @@ export function recipeRegionsOf(testFileUrl: string): Array<{ code: string; show
     return { code, shown: code.length > 0 && blocks.some((block) => block.includes(code)) };
   });
 }
+
+/** Whether `code` appears, word for word up to whitespace, in one ```ts block of the recipes. */
+export function recipesShow(code: string): boolean {
+  const wanted = normalized(code);
+  return recipeBlocks().some((block) => block.includes(wanted));
+}
