@@ -5,8 +5,8 @@
 // attempt's signal cancelling the request in flight.
 import axios, { AxiosError } from 'axios';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RetryError, type RetryOptions, isTransient, retry } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, watchConnections } from './loopback.js';
+import { RetryError, type RetryOptions, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
 import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
 
 // recipe:begin
@@ -123,5 +123,15 @@ describe('the default classification of the errors axios really throws', () => {
     const error = await failureOf(axios.get(server.url, { signal: controller.signal }));
     expect(error).toMatchObject({ name: 'CanceledError', code: 'ERR_CANCELED' });
     expect(isTransient(error)).toBe(false);
+  });
+
+  it('a 429’s Retry-After is read from the error (retry() waits at least that long)', async () => {
+    const retryAfter = await startHttpServer((_seen, res) => sendGoogleError(res, 429, { headers: { 'retry-after': '7' } }));
+    try {
+      const error = await failureOf(axios.get(retryAfter.url));
+      expect(retryAfterMsOf(error)).toBe(7000);
+    } finally {
+      await retryAfter.close();
+    }
   });
 });

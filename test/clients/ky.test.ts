@@ -7,8 +7,8 @@
 // cancelling the request in flight.
 import ky, { HTTPError, TimeoutError } from 'ky';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RetryError, type RetryOptions, isTransient, retry } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, watchConnections } from './loopback.js';
+import { RetryError, type RetryOptions, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
 import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
 
 // recipe:begin
@@ -149,5 +149,15 @@ describe('the default classification of the errors ky really throws', () => {
     const error = await failureOf(api.get(server.url, { signal: controller.signal }));
     expect(error).toMatchObject({ name: 'AbortError' });
     expect(isTransient(error)).toBe(false);
+  });
+
+  it('a 429’s Retry-After is read from the error (retry() waits at least that long)', async () => {
+    const retryAfter = await startHttpServer((_seen, res) => sendGoogleError(res, 429, { headers: { 'retry-after': '7' } }));
+    try {
+      const error = await failureOf(api.get(retryAfter.url));
+      expect(retryAfterMsOf(error)).toBe(7000);
+    } finally {
+      await retryAfter.close();
+    }
   });
 });

@@ -7,8 +7,8 @@
 // throws, and the attempt's signal cancelling the request in flight.
 import { Agent, errors, fetch, interceptors, request } from 'undici';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FetchFunction, RetryError, type RetryFetchOptions, type RetryOptions, isTransient, retry, retryFetch } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, watchConnections } from './loopback.js';
+import { type FetchFunction, RetryError, type RetryFetchOptions, type RetryOptions, isTransient, retry, retryAfterMsOf, retryFetch } from '../../src/index.js';
+import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
 import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
 
 // recipe:begin
@@ -217,5 +217,15 @@ describe('the default classification of the errors undici really throws', () => 
     const error = await failureOf(call(server.url, controller.signal));
     expect(error).toMatchObject({ name: 'AbortError' });
     expect(isTransient(error)).toBe(false);
+  });
+
+  it('a 429’s Retry-After is read from the error (retry() waits at least that long)', async () => {
+    const retryAfter = await startHttpServer((_seen, res) => sendGoogleError(res, 429, { headers: { 'retry-after': '7' } }));
+    try {
+      const error = await failureOf(request(retryAfter.url, { dispatcher }));
+      expect(retryAfterMsOf(error)).toBe(7000);
+    } finally {
+      await retryAfter.close();
+    }
   });
 });
