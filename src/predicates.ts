@@ -106,7 +106,7 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
 
 // What browsers and runtimes put in the TypeError that fetch rejects with on a network failure.
 const FETCH_NETWORK_MESSAGES = new Set([
-  'fetch failed', // Node (undici), Deno
+  'fetch failed', // Node (undici)
   'Failed to fetch', // Chromium
   'NetworkError when attempting to fetch resource.', // Firefox
   'Load failed', // Safari
@@ -114,14 +114,43 @@ const FETCH_NETWORK_MESSAGES = new Set([
   'terminated', // undici: the body stream was cut
 ]);
 
+// Deno's fetch says what failed in the message itself: "error sending request for url (…)"
+// (Deno 1) or "error sending request from … for … (…)" (Deno 2), then hyper's reason.
+const DENO_SEND_FAILURE = /^error sending request (?:for|from) /;
+
+// A system error name (errno or getaddrinfo's EAI_*): the operating system failed the socket.
+// Node's own `ERR_*` codes (ERR_INVALID_URL…) are not: they say the request itself is wrong.
+const SYSTEM_ERRNO = /^(?:E[A-Z0-9]+|EAI_[A-Z]+)$/;
+
 function isNetworkMessage(error: Error): boolean {
-  if (error.name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(error.message)) return true;
+  if (error.name === 'TypeError') {
+    if (FETCH_NETWORK_MESSAGES.has(error.message)) return fetchCauseIsNetwork(error.cause);
+    if (DENO_SEND_FAILURE.test(error.message)) return true;
+  }
   return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
+}
+
+/*
+ * Node's fetch rejects with the same `TypeError('fetch failed')` for a dropped connection and
+ * for a request that will fail the same way every time: a redirect loop ("redirect count
+ * exceeded"), a redirect to ftp: or data: ("URL scheme must be a HTTP(S) scheme"), a port fetch
+ * refuses to use ("bad port"), `redirect: 'error'` meeting a redirect. Only the cause tells
+ * them apart, so the cause must be a network failure: a socket or DNS code, a timeout. Without
+ * a cause (browsers say nothing more than "Failed to fetch") it cannot be known; it is taken
+ * for a network failure, as it most often is.
+ */
+function fetchCauseIsNetwork(cause: unknown): boolean {
+  if (cause === undefined || cause === null) return true;
+  if (networkError(cause) || timedOut(cause)) return true;
+  const code = firstInChain(cause, (e) => (typeof e.code === 'string' ? e.code : undefined));
+  return code !== undefined && SYSTEM_ERRNO.test(code);
 }
 
 /**
  * True for dropped connections, socket timeouts, DNS failures and fetch's network
- * `TypeError`, looking through `cause` chains.
+ * `TypeError`, looking through `cause` chains. A fetch `TypeError` whose cause says the
+ * request itself is at fault (a redirect loop, a redirect to another scheme, a port fetch
+ * blocks) is not a network error: it would fail the same way every time.
  *
  * @example
  * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
@@ -267,6 +296,9 @@ export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
 // Typed for any value: a name that is not a string is simply not in them.
 const PROGRAMMER_ERRORS: ReadonlySet<unknown> = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
 const DELIBERATE_REFUSALS: ReadonlySet<unknown> = new Set(['ThrottledError']);
+// Bun's fetch rejects with a plain Error whose `code` names the failure; a redirect loop
+// repeats identically on every try.
+const PERMANENT_FETCH_CODES: ReadonlySet<unknown> = new Set(['TooManyRedirects']);
 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
@@ -304,6 +336,7 @@ export const isTransient: RetryPredicate = (error) => {
     const name = (error as { name?: unknown }).name;
     if (PROGRAMMER_ERRORS.has(name)) return networkError(error);
     if (DELIBERATE_REFUSALS.has(name)) return false;
+    if (PERMANENT_FETCH_CODES.has((error as { code?: unknown }).code)) return false;
   }
   return true;
 };

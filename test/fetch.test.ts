@@ -189,6 +189,40 @@ describe('retryFetch on loopback: what it resolves and rejects with', () => {
     expect(error).toBeInstanceOf(TypeError);
     expect(calls).toBe(1);
   });
+  // Regression (issue 12, defect 6): a redirect loop was retried until the deadline, 21
+  // requests an attempt (~800 requests in 2 s); so were a redirect to ftp: and a blocked port.
+  it('rejects at once with fetch\'s TypeError when the failure would repeat: redirect loop, ftp: redirect, bad port', async () => {
+    const requests: string[] = [];
+    const loop = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.writeHead(302, { location: req.url === '/ftp' ? 'ftp://127.0.0.1/file' : '/loop' });
+      res.end();
+    });
+    await new Promise<void>((resolve) => loop.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => new Promise<void>((resolve) => loop.close(() => resolve())) });
+    const base = `http://127.0.0.1:${(loop.address() as AddressInfo).port}`;
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const options = { ...quick, maxAttempts: 3, fetch: counting };
+
+    const loopError = await rejection(retryFetch(`${base}/loop`, undefined, options));
+    expect(loopError).toBeInstanceOf(TypeError);
+    expect(((loopError as Error).cause as Error).message).toBe('redirect count exceeded');
+    expect(requests).toHaveLength(21);
+    expect(calls).toBe(1);
+
+    const ftpError = await rejection(retryFetch(`${base}/ftp`, undefined, options));
+    expect(((ftpError as Error).cause as Error).message).toBe('URL scheme must be a HTTP(S) scheme');
+    expect(requests).toHaveLength(22);
+    expect(calls).toBe(2);
+
+    const badPort = await rejection(retryFetch('http://127.0.0.1:10080/', undefined, options));
+    expect(((badPort as Error).cause as Error).message).toBe('bad port');
+    expect(calls).toBe(3);
+  });
 });
 
 describe('retryFetch on loopback: which requests are resent', () => {

@@ -114,6 +114,35 @@ describe('networkError', () => {
   });
 });
 
+describe('networkError: fetch failures by cause (regression, issue 12 defect 6)', () => {
+  // The real Node shapes are proved against loopback servers in test/clients/fetch.test.ts;
+  // these are the other runtimes' shapes, which this Node cannot produce: copied from what
+  // Deno and Bun report.
+  it('a "fetch failed" is a network error only when its cause is one (any system errno counts)', () => {
+    const failed = (cause: unknown) => new TypeError('fetch failed', { cause });
+    expect(networkError(failed(withProps({ code: 'EMFILE' }, 'connect EMFILE')))).toBe(true);
+    expect(networkError(failed(new DOMException('timed out', 'TimeoutError')))).toBe(true);
+    expect(networkError(failed(new Error('redirect count exceeded')))).toBe(false);
+    expect(networkError(failed(withProps({ code: 'ERR_INVALID_URL' }, 'Invalid URL')))).toBe(false);
+    expect(networkError(failed(withProps({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' })))).toBe(false);
+    expect(isTransient(failed(new Error('bad port')))).toBe(false);
+  });
+
+  it('Deno: "error sending request …" is a network TypeError; its redirect loop is not', () => {
+    const refused = new TypeError(
+      'error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)',
+    );
+    expect(networkError(refused)).toBe(true);
+    expect(isTransient(refused)).toBe(true);
+    expect(isTransient(new TypeError('Maximum number of redirects (20) reached'))).toBe(false);
+  });
+
+  it('Bun: a plain Error with code "TooManyRedirects" is permanent; "ConnectionRefused" is not', () => {
+    expect(isTransient(withProps({ code: 'TooManyRedirects' }, 'The response redirected too many times.'))).toBe(false);
+    expect(isTransient(withProps({ code: 'ConnectionRefused' }, 'Unable to connect. Is the computer able to access the url?'))).toBe(true);
+  });
+});
+
 describe('timedOut', () => {
   it('matches errors named TimeoutError: retry()’s, AbortSignal.timeout’s, wrapped ones', () => {
     expect(timedOut(new TimeoutError('attempt 1 timed out'))).toBe(true);
