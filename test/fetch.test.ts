@@ -287,6 +287,29 @@ describe('retryFetch on loopback: which requests are resent', () => {
     expect(server?.seen.map((s) => `${s.method} ${s.body.toString()}`)).toEqual(['POST order 1']);
   });
 
+  // Regression (issue 12): options and init were read through the prototype chain, so a
+  // package that planted `Object.prototype.idempotent = true` made every POST retried.
+  it('reads options and init as own properties only: a polluted Object.prototype resends no POST', async () => {
+    const server = await scriptedServer([reply(503, 'one'), reply(503, 'two'), reply(503, 'three')]);
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.idempotent = true;
+    proto.method = 'PUT';
+    try {
+      const post = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, maxAttempts: 3 });
+      expect(post.status).toBe(503);
+      expect(await post.text()).toBe('one');
+      expect(server.seen.map((s) => s.method)).toEqual(['POST']);
+      // No init at all: fetch itself would fill the method from Object.prototype ('PUT'); the
+      // GET that retryFetch judged is what goes out.
+      const get = await retryFetch(server.url, undefined, { ...quick, maxAttempts: 3 });
+      expect(get.status).toBe(200);
+      expect(server.seen.map((s) => s.method)).toEqual(['POST', 'GET', 'GET', 'GET']);
+    } finally {
+      delete proto.idempotent;
+      delete proto.method;
+    }
+  });
+
   it('options.idempotent replaces the method rule (a preset knows the operation better than its method)', async () => {
     const server = await scriptedServer([reply(503), reply(503)]);
     const post = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, idempotent: true });
