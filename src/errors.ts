@@ -199,8 +199,11 @@ export function errorReasonsOf(error: unknown): string[] {
  * `Retry-After` header (delta-seconds or an HTTP-date, read from `response.headers` or
  * `headers` as a `Headers` object or a plain object), gRPC `grpc-retry-pushback-ms` trailing
  * metadata, or a numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
+ * An HTTP-date is measured from the same headers' `Date` when they have a valid one (the
+ * server's clock, as RFC 9110 §10.2.3 intends), else from `nowMs`.
  *
- * @param nowMs wall-clock time that an HTTP-date is measured from (default `Date.now()`).
+ * @param nowMs wall-clock time that an HTTP-date is measured from when the headers carry no
+ * `Date` (default `Date.now()`).
  * @example
  * retryAfterMsOf({ response: { headers: new Headers({ 'retry-after': '3' }) } }); // 3000
  */
@@ -210,10 +213,24 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
       return e.retryAfterMs;
     }
     const response = isBag(e.response) ? e.response : undefined;
-    const header = headerValue(response?.headers, 'retry-after') ?? headerValue(e.headers, 'retry-after');
-    if (header !== undefined) return parseRetryAfter(header, nowMs);
+    const headers = headerValue(response?.headers, 'retry-after') !== undefined ? response?.headers : e.headers;
+    const header = headerValue(headers, 'retry-after');
+    if (header !== undefined) return parseRetryAfter(header, serverNow(headers) ?? nowMs);
     return pushbackOf(e.metadata);
   });
+}
+
+/*
+ * An HTTP-date in Retry-After is a time on the server's clock; RFC 9110 §10.2.3 means it to be
+ * read against the same response's `Date` (when the server sent it), not against this
+ * machine's clock, which may be off by any amount. A server an hour ahead saying "retry at
+ * <its now + 2 s>" asks for 2 s.
+ */
+function serverNow(headers: unknown): number | undefined {
+  const date = headerValue(headers, 'date');
+  if (date === undefined || !/[a-z]{3}/i.test(date)) return undefined;
+  const at = Date.parse(date);
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**

@@ -97,6 +97,23 @@ describe('retry hints', () => {
     expect(parseRetryAfter('1.5', now)).toBeUndefined();
   });
 
+  // Regression (issue 12): the date was measured against this machine's clock, so a server
+  // an hour ahead saying "retry at <its now + 2 s>" got no wait at all from a 503 past the deadline.
+  it('measures an HTTP-date against the response\'s Date header when there is a valid one', () => {
+    const serverClock = now + 3_600_000;
+    const headers = (date: string) => ({
+      'retry-after': new Date(serverClock + 2000).toUTCString(),
+      date,
+    });
+    expect(retryAfterMsOf(withProps({ response: { headers: new Headers(headers(new Date(serverClock).toUTCString())) } }), now)).toBe(2000);
+    expect(retryAfterMsOf(withProps({ headers: headers(new Date(serverClock).toUTCString()) }), now)).toBe(2000);
+    // No usable Date: this machine's clock, as before.
+    expect(retryAfterMsOf(withProps({ headers: headers('yesterday-ish') }), now)).toBe(3_602_000);
+    expect(retryAfterMsOf(withProps({ headers: { 'retry-after': new Date(now + 2000).toUTCString() } }), now)).toBe(2000);
+    // Delta-seconds need no clock.
+    expect(retryAfterMsOf(withProps({ headers: { 'retry-after': '7', date: new Date(serverClock).toUTCString() } }), now)).toBe(7000);
+  });
+
   it('finds the header in Headers, plain objects, arrays; gRPC pushback; retryAfterMs', () => {
     expect(retryAfterMsOf(withProps({ response: { headers: new Headers({ 'Retry-After': '3' }) } }), now)).toBe(3000);
     expect(retryAfterMsOf(withProps({ response: { headers: { 'Retry-After': '4' } } }), now)).toBe(4000);

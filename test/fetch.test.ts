@@ -790,6 +790,18 @@ describe('retryFetch in virtual time', () => {
     expect(call.state).toBe('resolved');
   });
 
+  // Regression (issue 12): measured against the local clock, the hint lay an hour away, past
+  // the deadline, and the 429 was returned at once.
+  it('Retry-After as an HTTP-date is measured against the response\'s Date: a server an hour ahead asking for 2 s gets 2 s', async () => {
+    const serverNow = 3_600_000; // the virtual clock starts at 0; the server's is an hour ahead
+    const headers = { date: new Date(serverNow).toUTCString(), 'retry-after': new Date(serverNow + 2000).toUTCString() };
+    const { fn, calls } = scriptedFetch([() => new Response('slow down', { status: 429, headers })]);
+    const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: noJitter(100) }));
+    await clock.tickAsync(2000);
+    expect(calls.map((c) => c.at)).toEqual([0, 2000]);
+    expect(call.state).toBe('resolved');
+  });
+
   it('a Retry-After shorter than the backoff does not shorten the wait', async () => {
     const { fn, calls } = scriptedFetch([() => new Response('', { status: 503, headers: { 'retry-after': '1' } })]);
     const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: noJitter(5000) }));
