@@ -5,8 +5,13 @@
  */
 import { isFiniteNumber, isInteger } from './numbers.js';
 
-/** How far down a `cause` chain the readers look; deep enough for real wrappers, safe against cycles. */
-const MAX_CAUSE_DEPTH = 8;
+/**
+ * How far down a chain of underlying errors every reader looks (these readers, the predicates,
+ * `notSent`): deep enough for real wrappers, safe against cycles.
+ *
+ * @internal
+ */
+export const MAX_CAUSE_DEPTH = 8;
 
 type Bag = Record<string, unknown>;
 
@@ -15,8 +20,24 @@ function isBag(value: unknown): value is Bag {
 }
 
 /**
- * Applies `read` to the error and each `cause` below it; returns the first defined answer.
- * Shared with the predicates; not part of the public API.
+ * The error under this one: its `cause`, else its `error` when that is an error (gaxios 6's
+ * `GaxiosError`, which Cloud Storage's client 7 throws, keeps node-fetch's error there, a
+ * timeout or an abort among them). Shared with the predicates and `notSent`, so every reader
+ * walks the same chain; not part of the public API.
+ *
+ * @internal
+ */
+export function underlying(bag: Bag): unknown {
+  if (bag.cause !== undefined && bag.cause !== null) return bag.cause;
+  const { error } = bag;
+  // Only an error: `error` is also the field of a Google JSON error body ({ error: { … } }),
+  // which the readers look into where they mean to.
+  return isBag(error) && (error instanceof Error || typeof error.message === 'string') ? error : undefined;
+}
+
+/**
+ * Applies `read` to the error and each error under it (see `underlying`); returns the first
+ * defined answer. Shared with the predicates; not part of the public API.
  *
  * @internal
  */
@@ -25,7 +46,7 @@ export function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefine
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
     const found = read(current);
     if (found !== undefined) return found;
-    current = current.cause;
+    current = underlying(current);
   }
   return undefined;
 }

@@ -3,7 +3,7 @@
  * failure proves that no byte of the request reached the server, because there never was a
  * connection to carry it.
  */
-import { systemCodeOf } from './errors.js';
+import { MAX_CAUSE_DEPTH, systemCodeOf, underlying } from './errors.js';
 
 /**
  * Codes that mean the connection was never established:
@@ -20,9 +20,6 @@ import { systemCodeOf } from './errors.js';
  * NOT_SENT_CODES.has(systemCodeOf(error) ?? ''); // the first code on the chain; notSent() also checks what lies above it
  */
 export const NOT_SENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/** Same bound as the error readers: deep enough for real wrappers, safe against cycles. */
-const MAX_CAUSE_DEPTH = 8;
 
 /**
  * True when the error proves the request never left the client: connection refused, DNS
@@ -55,7 +52,7 @@ export function notSent(error: unknown): boolean {
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && isObject(current); depth++) {
     if (current.code === code) return true;
     if (isGiveUp(current)) return false;
-    current = current.cause;
+    current = underlying(current);
   }
   // Stryker disable next-line BooleanLiteral: unreachable, for the reason above.
   return false;

@@ -158,12 +158,7 @@ function fetchCauseIsNetwork(cause: unknown): boolean {
 export const networkError: RetryPredicate = (error) => {
   const code = systemCodeOf(error);
   if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (isNetworkMessage(current)) return true;
-    current = current.cause;
-  }
-  return false;
+  return firstInChain(error, (e) => (e instanceof Error && isNetworkMessage(e) ? true : undefined)) === true;
 };
 
 /**

@@ -45,6 +45,24 @@ describe('httpStatusOf', () => {
   });
 });
 
+describe('the chain the readers walk: `cause`, else an error kept in `error` (regression, issue 12)', () => {
+  // gaxios 6 (what @google-cloud/storage 7 throws) keeps node-fetch's error in `.error`; the
+  // real thing is driven against a loopback server in test/clients/gaxios.test.ts.
+  it('follows `.error` when it is an error, `cause` first when both are there, within the depth bound', () => {
+    expect(systemCodeOf(withProps({ error: withProps({ code: 'ECONNRESET' }) }))).toBe('ECONNRESET');
+    expect(httpStatusOf(withProps({ error: { message: 'from a plain object', status: 503 } }))).toBe(503);
+    expect(systemCodeOf(withProps({ cause: withProps({ code: 'EPIPE' }), error: withProps({ code: 'ECONNRESET' }) }))).toBe('EPIPE');
+    // A Google JSON error body's `error` is data, not an error under this one.
+    expect(httpStatusOf({ error: { code: 409, status: 'ABORTED' } })).toBeUndefined();
+    const looped = withProps({});
+    (looped as { error?: unknown }).error = looped;
+    expect(systemCodeOf(looped)).toBeUndefined();
+    let deep: Error = withProps({ code: 'ECONNRESET' });
+    for (let i = 0; i < 8; i++) deep = withProps({ error: deep });
+    expect(systemCodeOf(deep)).toBeUndefined();
+  });
+});
+
 describe('grpcCodeOf / systemCodeOf / statusStringOf / errorReasonsOf', () => {
   it('reads gRPC codes 1..16 by number and by name', () => {
     expect(grpcCodeOf(withProps({ code: 14, details: 'unavailable' }))).toBe(14);
