@@ -149,9 +149,16 @@ function isDomException(value: object): boolean {
  * systemCodeOf(await fetch('http://127.0.0.1:1').catch((e) => e)); // 'ECONNREFUSED'
  */
 export function systemCodeOf(error: unknown): string | undefined {
-  return firstInChain(error, (e) =>
-    typeof e.code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+)$/.test(e.code) ? e.code : undefined,
-  );
+  return firstInChain(error, (e) => (isSystemCode(e.code) ? e.code : undefined));
+}
+
+/**
+ * Whether `code` is what `systemCodeOf` reports. Shared with `notSent`; not part of the public API.
+ *
+ * @internal
+ */
+export function isSystemCode(code: unknown): code is string {
+  return typeof code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+)$/.test(code);
 }
 
 /**
