@@ -148,7 +148,8 @@ function fetchCauseIsNetwork(cause: unknown): boolean {
 
 /**
  * True for dropped connections, socket timeouts, DNS failures and fetch's network
- * `TypeError`, looking through `cause` chains. A fetch `TypeError` whose cause says the
+ * `TypeError` (Deno's "error sending request …" and Bun's `ConnectionRefused`,
+ * `ConnectionClosed`… too), looking through `cause` chains. A fetch `TypeError` whose cause says the
  * request itself is at fault (a redirect loop, a redirect to another scheme, a port fetch
  * blocks) is not a network error: it would fail the same way every time.
  *
@@ -158,8 +159,14 @@ function fetchCauseIsNetwork(cause: unknown): boolean {
 export const networkError: RetryPredicate = (error) => {
   const code = systemCodeOf(error);
   if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
-  return firstInChain(error, (e) => (e instanceof Error && isNetworkMessage(e) ? true : undefined)) === true;
+  const found = firstInChain(error, (e) =>
+    BUN_NETWORK_CODES.has(e.code) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined,
+  );
+  return found === true;
 };
+
+// Bun's fetch rejects with a plain Error whose `code` names the failure in its own words.
+const BUN_NETWORK_CODES: ReadonlySet<unknown> = new Set(['ConnectionRefused', 'ConnectionClosed', 'FailedToOpenSocket', 'DNSLookupFailed']);
 
 /**
  * System and library codes of a connection or request that ran out of time.

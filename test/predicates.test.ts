@@ -141,6 +141,13 @@ describe('networkError: fetch failures by cause (regression, issue 12 defect 6)'
     expect(isTransient(withProps({ code: 'TooManyRedirects' }, 'The response redirected too many times.'))).toBe(false);
     expect(isTransient(withProps({ code: 'ConnectionRefused' }, 'Unable to connect. Is the computer able to access the url?'))).toBe(true);
   });
+
+  it('Bun: its connection codes are network errors, so the presets built on networkError retry them', () => {
+    for (const code of ['ConnectionRefused', 'ConnectionClosed', 'FailedToOpenSocket', 'DNSLookupFailed']) {
+      expect(networkError(withProps({ code }))).toBe(true);
+    }
+    expect(networkError(withProps({ code: 'TooManyRedirects' }))).toBe(false);
+  });
 });
 
 describe('timedOut', () => {
