@@ -454,11 +454,22 @@ function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOpt
   if (maxRetryAfterMs !== undefined && !(typeof maxRetryAfterMs === 'number' && maxRetryAfterMs >= 0)) {
     throw new RangeError(`retryFetch: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got ${describe(maxRetryAfterMs)}`);
   }
-  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && typeof signal.aborted === 'boolean')) {
+  // Everything retryFetch itself uses of a signal (it listens to it, and stops listening).
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError(`retryFetch: options.signal must be an AbortSignal, got ${describe(signal)}`);
   }
   if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
     throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
   }
   return own;
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
+  );
 }

@@ -715,6 +715,8 @@ describe('retryFetch: options', () => {
     [{ retryable: 3 }, TypeError, 'retryFetch: options.retryable must be a function, got 3'],
     [{ idempotent: 'yes' }, TypeError, 'retryFetch: options.idempotent must be a boolean or a function, got "yes"'],
     [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {}'],
+    // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
+    [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
     [{ retries: 3 }, TypeError, 'unknown option "retries"'],
     [{ deadlineMs: -5 }, RangeError, 'options.deadlineMs must be a number > 0'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
