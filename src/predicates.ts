@@ -320,7 +320,8 @@ export const aborted: RetryPredicate = (error) => {
  * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
  * ABORTED/INTERNAL/UNKNOWN, an `AbortError` (also under `cause`, unless the abort was a
- * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), and
+ * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), a
+ * `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), and
  * programmer errors (`TypeError`, `RangeError`, `ReferenceError`, `SyntaxError`) other than
  * fetch's network `TypeError`.
  *
@@ -329,6 +330,7 @@ export const aborted: RetryPredicate = (error) => {
  * isTransient(Object.assign(new Error('no'), { status: 403 })); // false
  */
 export const isTransient: RetryPredicate = (error) => {
+  if (gaveUp(error)) return false;
   const status = httpStatusOf(error);
   if (status !== undefined) return TRANSIENT_HTTP_STATUSES.has(status) || aborted(error);
   const code = grpcCodeOf(error);
@@ -342,6 +344,28 @@ export const isTransient: RetryPredicate = (error) => {
   }
   return true;
 };
+
+/*
+ * One retry layer: a `RetryError` (on the error or under it) is an inner retry() that has
+ * already spent its attempts, time or budget on this failure. Retrying it from outside would
+ * multiply the attempts (3 × 3 = 9) and stretch the inner deadline. Read by name, so a
+ * RetryError from another copy of the library (ESM beside CommonJS) counts too.
+ */
+function gaveUp(error: unknown): boolean {
+  return firstInChain(error, (e) => (e.name === 'RetryError' ? true : undefined)) === true;
+}
+
+/**
+ * The predicate, except that a `RetryError` (an inner `retry()` that gave up) is never
+ * transient: what the presets build their `retryable` with. Not part of the public API.
+ *
+ * @internal
+ * @example
+ * const retryable = oneRetryLayer(anyOf(httpStatus(503), networkError));
+ */
+export function oneRetryLayer(predicate: RetryPredicate): RetryPredicate {
+  return (error, ctx) => !gaveUp(error) && predicate(error, ctx);
+}
 
 /*
  * An AbortError anywhere in the cause chain (gaxios wraps the one node-fetch throws), unless the

@@ -11,7 +11,11 @@ import {
   httpStatus,
   isTransient,
   networkError,
+  gcs,
+  iam,
   not,
+  retry,
+  RetryError,
   timedOut,
 } from '../src/index.js';
 
@@ -229,5 +233,39 @@ describe('DOMException codes are not gRPC codes', () => {
     expect(grpcCodeOf(new DOMException('bad state', 'InvalidStateError'))).toBeUndefined();
     expect(isTransient(new DOMException('bad state', 'InvalidStateError'))).toBe(true);
     expect(grpcCodeOf(withProps({ code: 8 }))).toBe(8);
+  });
+});
+
+// Regression (issue 13, "one retry layer"): the outer default retried the inner RetryError,
+// so 3 attempts inside 3 attempts made 9 calls.
+describe('one retry layer: a RetryError is permanent', () => {
+  const tiny = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' as const }, maxAttempts: 3 };
+  const busy = () => Object.assign(new Error('busy'), { status: 503 });
+
+  it.each([
+    ['the default', {}],
+    ['iam()', iam()],
+    ['iam({ retryNotFound })', iam({ retryNotFound: true })],
+    ['gcs()', gcs({ operation: 'objects.get' })],
+  ])('an outer retry() with %s does not retry an inner one that gave up: 3 calls, not 9', async (_name, preset) => {
+    let calls = 0;
+    const inner = () =>
+      retry(() => {
+        calls++;
+        throw busy();
+      }, { ...preset, ...tiny });
+    const error = await retry(inner, { ...preset, ...tiny }).catch((e: unknown) => e);
+    expect(calls).toBe(3);
+    // The inner RetryError comes out unchanged: not retryable, so not wrapped again.
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).attempts).toBe(3);
+    expect((error as RetryError).cause).toMatchObject({ status: 503 });
+  });
+
+  it('isTransient is false for a RetryError by name (another copy of the library), also under cause', () => {
+    const foreign = Object.assign(new Error('gave up'), { name: 'RetryError', cause: busy() });
+    expect(isTransient(foreign)).toBe(false);
+    expect(isTransient(new Error('wrapped', { cause: foreign }))).toBe(false);
+    expect(isTransient(busy())).toBe(true);
   });
 });
