@@ -140,25 +140,45 @@ function isDomException(value: object): boolean {
 }
 
 /**
- * The system or library error code in a string `code`: Node's `ECONNRESET`, `ETIMEDOUT`,
- * `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…, undici's `UND_ERR_SOCKET`,
- * `UND_ERR_HEADERS_TIMEOUT`… Found through `cause`, so fetch's `TypeError('fetch failed')`
- * reports the socket error under it.
+ * The system or socket error code in a string `code`: an operating-system error name (Node's
+ * `ECONNRESET`, `ETIMEDOUT`, `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…) or one of
+ * undici's socket and connection codes (`UND_ERR_SOCKET`, `UND_ERR_CONNECT_TIMEOUT`,
+ * `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_CLOSED`), or Node's
+ * `ERR_STREAM_PREMATURE_CLOSE` (a connection's stream closed early). Found through `cause`,
+ * so fetch's `TypeError('fetch failed')` reports the socket error under it. Library codes that
+ * are not about the socket are skipped: axios' `ERR_BAD_RESPONSE`, got's
+ * `ERR_NON_2XX_3XX_RESPONSE`, undici's `UND_ERR_RESPONSE`, Node's `ERR_INVALID_URL`.
  *
  * @example
- * systemCodeOf(await fetch('http://127.0.0.1:1').catch((e) => e)); // 'ECONNREFUSED'
+ * // Nothing listens on the port: the TypeError's cause carries the socket error.
+ * systemCodeOf(await fetch('http://127.0.0.1:9999/').catch((e) => e)); // 'ECONNREFUSED'
  */
 export function systemCodeOf(error: unknown): string | undefined {
   return firstInChain(error, (e) => (isSystemCode(e.code) ? e.code : undefined));
 }
 
+// undici's codes for a socket or connection that failed (its others describe the request or
+// the response: UND_ERR_RESPONSE, UND_ERR_INVALID_ARG…), and Node's stream code for a
+// connection's stream that closed before its end (what got and node-fetch report then).
+const SOCKET_CODES: ReadonlySet<string> = new Set([
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
+
 /**
- * Whether `code` is what `systemCodeOf` reports. Shared with `notSent`; not part of the public API.
+ * Whether `code` is what `systemCodeOf` reports: an errno name (`E` and capitals, no
+ * underscore, as `ECONNRESET`; or getaddrinfo's `EAI_…`), or a socket code of undici or Node's
+ * streams. Shared with
+ * `notSent` and the predicates; not part of the public API.
  *
  * @internal
  */
 export function isSystemCode(code: unknown): code is string {
-  return typeof code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+)$/.test(code);
+  return typeof code === 'string' && (/^E[A-Z0-9]+$|^EAI_[A-Z]+$/.test(code) || SOCKET_CODES.has(code));
 }
 
 /**

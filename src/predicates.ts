@@ -118,10 +118,6 @@ const FETCH_NETWORK_MESSAGES = new Set([
 // (Deno 1) or "error sending request from … for … (…)" (Deno 2), then hyper's reason.
 const DENO_SEND_FAILURE = /^error sending request (?:for|from) /;
 
-// A system error name (errno or getaddrinfo's EAI_*): the operating system failed the socket.
-// Node's own `ERR_*` codes (ERR_INVALID_URL…) are not: they say the request itself is wrong.
-const SYSTEM_ERRNO = /^(?:E[A-Z0-9]+|EAI_[A-Z]+)$/;
-
 function isNetworkMessage(error: Error): boolean {
   if (error.name === 'TypeError') {
     if (FETCH_NETWORK_MESSAGES.has(error.message)) return fetchCauseIsNetwork(error.cause);
@@ -141,9 +137,7 @@ function isNetworkMessage(error: Error): boolean {
  */
 function fetchCauseIsNetwork(cause: unknown): boolean {
   if (cause === undefined || cause === null) return true;
-  if (networkError(cause) || timedOut(cause)) return true;
-  const code = firstInChain(cause, (e) => (typeof e.code === 'string' ? e.code : undefined));
-  return code !== undefined && SYSTEM_ERRNO.test(code);
+  return networkError(cause) || timedOut(cause) || systemCodeOf(cause) !== undefined;
 }
 
 /**
@@ -157,10 +151,10 @@ function fetchCauseIsNetwork(cause: unknown): boolean {
  * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
  */
 export const networkError: RetryPredicate = (error) => {
-  const code = systemCodeOf(error);
-  if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
   const found = firstInChain(error, (e) =>
-    BUN_NETWORK_CODES.has(e.code) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined,
+    NETWORK_ERROR_CODES.has(e.code as string) || BUN_NETWORK_CODES.has(e.code) || (e instanceof Error && isNetworkMessage(e))
+      ? true
+      : undefined,
   );
   return found === true;
 };

@@ -63,6 +63,21 @@ describe('the chain the readers walk: `cause`, else an error kept in `error` (re
   });
 });
 
+// Regression (issue 13, item 10): any code starting with E was taken, so axios' and got's
+// response codes passed for socket errors. axios, got and the undici package are not
+// dependencies of this project; their codes are plain strings on the error, copied here.
+describe('systemCodeOf: system and socket codes only', () => {
+  it('skips library codes that are not about the socket, and finds the socket code under them', () => {
+    for (const code of ['ERR_BAD_RESPONSE', 'ERR_NON_2XX_3XX_RESPONSE', 'UND_ERR_RESPONSE', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG', 'ERR_NETWORK']) {
+      expect(systemCodeOf(withProps({ code }))).toBeUndefined();
+    }
+    expect(systemCodeOf(withProps({ code: 'ERR_BAD_RESPONSE', cause: withProps({ code: 'ECONNRESET' }) }))).toBe('ECONNRESET');
+    for (const code of ['ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']) {
+      expect(systemCodeOf(withProps({ code }))).toBe(code);
+    }
+  });
+});
+
 describe('grpcCodeOf / systemCodeOf / statusStringOf / errorReasonsOf', () => {
   it('reads gRPC codes 1..16 by number and by name', () => {
     expect(grpcCodeOf(withProps({ code: 14, details: 'unavailable' }))).toBe(14);

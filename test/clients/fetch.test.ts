@@ -154,6 +154,8 @@ describe('global fetch (undici)', () => {
     });
     for (const error of Object.values(failures)) {
       expect((error as Error).message).toBe('fetch failed');
+      // No socket error under it (which is why systemCodeOf's example no longer uses port 1).
+      expect(systemCodeOf(error)).toBeUndefined();
       expect(networkError(error)).toBe(false);
       expect(classify(error)).toEqual({ iam: false, gcs: false, default: false });
     }
