@@ -220,7 +220,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   } catch (error) {
     // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
-    throw error;
+    throw asOwnError(error);
   }
   return call.then(
     (response) => {
@@ -427,6 +427,16 @@ function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): {
       b.removeEventListener('abort', onB);
     },
   };
+}
+
+/**
+ * retry()'s option errors say `retry:`; the caller called retryFetch and should read that
+ * name. Same class and message otherwise, with the original as `cause`.
+ */
+function asOwnError(error: unknown): unknown {
+  if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
+  const Kind = error instanceof RangeError ? RangeError : TypeError;
+  return new Kind(`retryFetch: ${error.message.slice('retry: '.length)}`, { cause: error });
 }
 
 /**

@@ -682,7 +682,7 @@ describe('retryFetch: options', () => {
     const b = new AbortController();
     const send = vi.fn(async () => new Response('never sent'));
     expect(() => retryFetch('http://127.0.0.1:1/', { signal: a.signal }, { signal: b.signal, maxAttempts: 0, fetch: send })).toThrow(
-      'retry: options.maxAttempts must be',
+      'retryFetch: options.maxAttempts must be',
     );
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(0);
     expect(getEventListeners(b.signal, 'abort')).toHaveLength(0);
@@ -717,8 +717,10 @@ describe('retryFetch: options', () => {
     [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {}'],
     // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
     [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
-    [{ retries: 3 }, TypeError, 'unknown option "retries"'],
-    [{ deadlineMs: -5 }, RangeError, 'options.deadlineMs must be a number > 0'],
+    // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
+    [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
+    [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
+    [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
     let called = false;
     const spy = (() => {
