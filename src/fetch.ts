@@ -436,7 +436,9 @@ function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): {
 function asOwnError(error: unknown): unknown {
   if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
   const Kind = error instanceof RangeError ? RangeError : TypeError;
-  return new Kind(`retryFetch: ${error.message.slice('retry: '.length)}`, { cause: error });
+  // The list of known options names retry()'s; retryFetch knows three more.
+  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody)');
+  return new Kind(`retryFetch: ${message}`, { cause: error });
 }
 
 /**
