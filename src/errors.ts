@@ -157,18 +157,6 @@ export function systemCodeOf(error: unknown): string | undefined {
   return firstInChain(error, (e) => (isSystemCode(e.code) ? e.code : undefined));
 }
 
-// undici's codes for a socket or connection that failed (its others describe the request or
-// the response: UND_ERR_RESPONSE, UND_ERR_INVALID_ARG…), and Node's stream code for a
-// connection's stream that closed before its end (what got and node-fetch report then).
-const SOCKET_CODES: ReadonlySet<string> = new Set([
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
-  'ERR_STREAM_PREMATURE_CLOSE',
-]);
-
 /**
  * Whether `code` is what `systemCodeOf` reports: an errno name (`E` and capitals, no
  * underscore, as `ECONNRESET`; or getaddrinfo's `EAI_…`), or a socket code of undici or Node's
@@ -178,7 +166,14 @@ const SOCKET_CODES: ReadonlySet<string> = new Set([
  * @internal
  */
 export function isSystemCode(code: unknown): code is string {
-  return typeof code === 'string' && (/^E[A-Z0-9]+$|^EAI_[A-Z]+$/.test(code) || SOCKET_CODES.has(code));
+  // One pattern, not a Set: it is in every bundle that has retry(). undici's other codes
+  // describe the request or the response (UND_ERR_RESPONSE, UND_ERR_INVALID_ARG…); Node's
+  // ERR_STREAM_PREMATURE_CLOSE is a connection's stream that closed before its end (what got
+  // and node-fetch report then).
+  return (
+    typeof code === 'string' &&
+    /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_(SOCKET|CLOSED|(CONNECT|HEADERS|BODY)_TIMEOUT)|ERR_STREAM_PREMATURE_CLOSE)$/.test(code)
+  );
 }
 
 /**
@@ -261,8 +256,9 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
       return e.retryAfterMs;
     }
     const response = isBag(e.response) ? e.response : undefined;
-    const headers = headerValue(response?.headers, 'retry-after') !== undefined ? response?.headers : e.headers;
-    const header = headerValue(headers, 'retry-after');
+    let headers = response?.headers;
+    let header = headerValue(headers, 'retry-after');
+    if (header === undefined) header = headerValue((headers = e.headers), 'retry-after');
     if (header !== undefined) return parseRetryAfter(header, serverNow(headers) ?? nowMs);
     return pushbackOf(e.metadata);
   });
@@ -276,8 +272,12 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
  */
 function serverNow(headers: unknown): number | undefined {
   const date = headerValue(headers, 'date');
-  if (date === undefined || !/[a-z]{3}/i.test(date)) return undefined;
-  const at = Date.parse(date);
+  return date === undefined ? undefined : httpDate(date);
+}
+
+// An HTTP-date always names a weekday or month; the test keeps Date.parse from guessing at junk.
+function httpDate(text: string): number | undefined {
+  const at = /[a-z]{3}/i.test(text) ? Date.parse(text) : Number.NaN;
   return Number.isNaN(at) ? undefined : at;
 }
 
@@ -293,10 +293,8 @@ function serverNow(headers: unknown): number | undefined {
 export function parseRetryAfter(value: string, nowMs: number = Date.now()): number | undefined {
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  // An HTTP-date always names a weekday or month; this keeps Date.parse from guessing at junk.
-  if (!/[a-z]{3}/i.test(text)) return undefined;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+  const at = httpDate(text);
+  return at === undefined ? undefined : Math.max(0, at - nowMs);
 }
 
 function headerValue(headers: unknown, name: string): string | undefined {

@@ -11,8 +11,8 @@ import {
   firstInChain,
   grpcCodeOf,
   httpStatusOf,
+  isSystemCode,
   statusStringOf,
-  systemCodeOf,
 } from './errors.js';
 import type { AttemptContext } from './retry.js';
 
@@ -102,6 +102,11 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CLOSED',
   'ERR_STREAM_PREMATURE_CLOSE',
+  // Bun's fetch rejects with a plain Error whose `code` names the failure in its own words.
+  'ConnectionRefused',
+  'ConnectionClosed',
+  'FailedToOpenSocket',
+  'DNSLookupFailed',
 ]);
 
 // What browsers and runtimes put in the TypeError that fetch rejects with on a network failure.
@@ -136,31 +141,37 @@ function isNetworkMessage(error: Error): boolean {
  * for a network failure, as it most often is.
  */
 function fetchCauseIsNetwork(cause: unknown): boolean {
-  if (cause === undefined || cause === null) return true;
-  return networkError(cause) || timedOut(cause) || systemCodeOf(cause) !== undefined;
+  return cause === undefined || cause === null || socketFailure(cause) || timedOut(cause);
+}
+
+/*
+ * A system or socket code (see `systemCodeOf`) or a network failure's message, on the error or
+ * under it: what the default classification asks of a TypeError. Not networkError's code list,
+ * so that list stays out of a bundle that only has retry().
+ */
+function socketFailure(error: unknown): boolean {
+  const found = firstInChain(error, (e) => (isSystemCode(e.code) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined));
+  return found === true;
 }
 
 /**
- * True for dropped connections, socket timeouts, DNS failures and fetch's network
- * `TypeError` (Deno's "error sending request …" and Bun's `ConnectionRefused`,
- * `ConnectionClosed`… too), looking through `cause` chains. A fetch `TypeError` whose cause says the
- * request itself is at fault (a redirect loop, a redirect to another scheme, a port fetch
- * blocks) is not a network error: it would fail the same way every time.
+ * True for dropped connections, socket timeouts, DNS failures and fetch's network `TypeError`
+ * (Deno's "error sending request …" and Bun's `ConnectionRefused`, `ConnectionClosed`… too),
+ * looking through `cause` chains. A fetch `TypeError` whose cause says the request itself is
+ * at fault (a redirect loop, a redirect to another scheme, a port fetch blocks) is not a
+ * network error: it would fail the same way every time.
  *
  * @example
  * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
  */
 export const networkError: RetryPredicate = (error) => {
   const found = firstInChain(error, (e) =>
-    NETWORK_ERROR_CODES.has(e.code as string) || BUN_NETWORK_CODES.has(e.code) || (e instanceof Error && isNetworkMessage(e))
+    NETWORK_ERROR_CODES.has(e.code as string) || (e instanceof Error && isNetworkMessage(e))
       ? true
       : undefined,
   );
   return found === true;
 };
-
-// Bun's fetch rejects with a plain Error whose `code` names the failure in its own words.
-const BUN_NETWORK_CODES: ReadonlySet<unknown> = new Set(['ConnectionRefused', 'ConnectionClosed', 'FailedToOpenSocket', 'DNSLookupFailed']);
 
 /**
  * System and library codes of a connection or request that ran out of time.
@@ -292,9 +303,6 @@ export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
 // Typed for any value: a name that is not a string is simply not in them.
 const PROGRAMMER_ERRORS: ReadonlySet<unknown> = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
 const DELIBERATE_REFUSALS: ReadonlySet<unknown> = new Set(['ThrottledError']);
-// Bun's fetch rejects with a plain Error whose `code` names the failure; a redirect loop
-// repeats identically on every try.
-const PERMANENT_FETCH_CODES: ReadonlySet<unknown> = new Set(['TooManyRedirects']);
 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
@@ -332,9 +340,10 @@ export const isTransient: RetryPredicate = (error) => {
   if (abortedByCaller(error)) return false;
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
-    if (PROGRAMMER_ERRORS.has(name)) return networkError(error);
+    if (PROGRAMMER_ERRORS.has(name)) return socketFailure(error);
     if (DELIBERATE_REFUSALS.has(name)) return false;
-    if (PERMANENT_FETCH_CODES.has((error as { code?: unknown }).code)) return false;
+    // Bun's fetch names a redirect loop by its code; it repeats identically on every try.
+    if ((error as { code?: unknown }).code === 'TooManyRedirects') return false;
   }
   return true;
 };
