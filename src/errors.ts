@@ -5,8 +5,13 @@
  */
 import { isFiniteNumber, isInteger } from './numbers.js';
 
-/** How far down a `cause` chain the readers look; deep enough for real wrappers, safe against cycles. */
-const MAX_CAUSE_DEPTH = 8;
+/**
+ * How far down a chain of underlying errors every reader looks (these readers, the predicates,
+ * `notSent`): deep enough for real wrappers, safe against cycles.
+ *
+ * @internal
+ */
+export const MAX_CAUSE_DEPTH = 8;
 
 type Bag = Record<string, unknown>;
 
@@ -15,8 +20,24 @@ function isBag(value: unknown): value is Bag {
 }
 
 /**
- * Applies `read` to the error and each `cause` below it; returns the first defined answer.
- * Shared with the predicates; not part of the public API.
+ * The error under this one: its `cause`, else its `error` when that is an error (gaxios 6's
+ * `GaxiosError`, which Cloud Storage's client 7 throws, keeps node-fetch's error there, a
+ * timeout or an abort among them). Shared with the predicates and `notSent`, so every reader
+ * walks the same chain; not part of the public API.
+ *
+ * @internal
+ */
+export function underlying(bag: Bag): unknown {
+  if (bag.cause !== undefined && bag.cause !== null) return bag.cause;
+  const { error } = bag;
+  // Only an error: `error` is also the field of a Google JSON error body ({ error: { … } }),
+  // which the readers look into where they mean to.
+  return isBag(error) && (error instanceof Error || typeof error.message === 'string') ? error : undefined;
+}
+
+/**
+ * Applies `read` to the error and each error under it (see `underlying`); returns the first
+ * defined answer. Shared with the predicates; not part of the public API.
  *
  * @internal
  */
@@ -25,7 +46,7 @@ export function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefine
   for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
     const found = read(current);
     if (found !== undefined) return found;
-    current = current.cause;
+    current = underlying(current);
   }
   return undefined;
 }
@@ -119,17 +140,39 @@ function isDomException(value: object): boolean {
 }
 
 /**
- * The system or library error code in a string `code`: Node's `ECONNRESET`, `ETIMEDOUT`,
- * `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…, undici's `UND_ERR_SOCKET`,
- * `UND_ERR_HEADERS_TIMEOUT`… Found through `cause`, so fetch's `TypeError('fetch failed')`
- * reports the socket error under it.
+ * The system or socket error code in a string `code`: an operating-system error name (Node's
+ * `ECONNRESET`, `ETIMEDOUT`, `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…) or one of
+ * undici's socket and connection codes (`UND_ERR_SOCKET`, `UND_ERR_CONNECT_TIMEOUT`,
+ * `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_CLOSED`), or Node's
+ * `ERR_STREAM_PREMATURE_CLOSE` (a connection's stream closed early). Found through `cause`,
+ * so fetch's `TypeError('fetch failed')` reports the socket error under it. Library codes that
+ * are not about the socket are skipped: axios' `ERR_BAD_RESPONSE`, got's
+ * `ERR_NON_2XX_3XX_RESPONSE`, undici's `UND_ERR_RESPONSE`, Node's `ERR_INVALID_URL`.
  *
  * @example
- * systemCodeOf(await fetch('http://127.0.0.1:1').catch((e) => e)); // 'ECONNREFUSED'
+ * // Nothing listens on the port: the TypeError's cause carries the socket error.
+ * systemCodeOf(await fetch('http://127.0.0.1:9999/').catch((e) => e)); // 'ECONNREFUSED'
  */
 export function systemCodeOf(error: unknown): string | undefined {
-  return firstInChain(error, (e) =>
-    typeof e.code === 'string' && /^(E[A-Z0-9_]+|UND_ERR_[A-Z_]+)$/.test(e.code) ? e.code : undefined,
+  return firstInChain(error, (e) => (isSystemCode(e.code) ? e.code : undefined));
+}
+
+/**
+ * Whether `code` is what `systemCodeOf` reports: an errno name (`E` and capitals, no
+ * underscore, as `ECONNRESET`; or getaddrinfo's `EAI_…`), or a socket code of undici or Node's
+ * streams. Shared with
+ * `notSent` and the predicates; not part of the public API.
+ *
+ * @internal
+ */
+export function isSystemCode(code: unknown): code is string {
+  // One pattern, not a Set: it is in every bundle that has retry(). undici's other codes
+  // describe the request or the response (UND_ERR_RESPONSE, UND_ERR_INVALID_ARG…); Node's
+  // ERR_STREAM_PREMATURE_CLOSE is a connection's stream that closed before its end (what got
+  // and node-fetch report then).
+  return (
+    typeof code === 'string' &&
+    /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_(SOCKET|CLOSED|(CONNECT|HEADERS|BODY)_TIMEOUT)|ERR_STREAM_PREMATURE_CLOSE)$/.test(code)
   );
 }
 
@@ -199,8 +242,11 @@ export function errorReasonsOf(error: unknown): string[] {
  * `Retry-After` header (delta-seconds or an HTTP-date, read from `response.headers` or
  * `headers` as a `Headers` object or a plain object), gRPC `grpc-retry-pushback-ms` trailing
  * metadata, or a numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
+ * An HTTP-date is measured from the same headers' `Date` when they have a valid one (the
+ * server's clock, as RFC 9110 §10.2.3 intends), else from `nowMs`.
  *
- * @param nowMs wall-clock time that an HTTP-date is measured from (default `Date.now()`).
+ * @param nowMs wall-clock time that an HTTP-date is measured from when the headers carry no
+ * `Date` (default `Date.now()`).
  * @example
  * retryAfterMsOf({ response: { headers: new Headers({ 'retry-after': '3' }) } }); // 3000
  */
@@ -210,10 +256,29 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
       return e.retryAfterMs;
     }
     const response = isBag(e.response) ? e.response : undefined;
-    const header = headerValue(response?.headers, 'retry-after') ?? headerValue(e.headers, 'retry-after');
-    if (header !== undefined) return parseRetryAfter(header, nowMs);
+    let headers = response?.headers;
+    let header = headerValue(headers, 'retry-after');
+    if (header === undefined) header = headerValue((headers = e.headers), 'retry-after');
+    if (header !== undefined) return parseRetryAfter(header, serverNow(headers) ?? nowMs);
     return pushbackOf(e.metadata);
   });
+}
+
+/*
+ * An HTTP-date in Retry-After is a time on the server's clock; RFC 9110 §10.2.3 means it to be
+ * read against the same response's `Date` (when the server sent it), not against this
+ * machine's clock, which may be off by any amount. A server an hour ahead saying "retry at
+ * <its now + 2 s>" asks for 2 s.
+ */
+function serverNow(headers: unknown): number | undefined {
+  const date = headerValue(headers, 'date');
+  return date === undefined ? undefined : httpDate(date);
+}
+
+// An HTTP-date always names a weekday or month; the test keeps Date.parse from guessing at junk.
+function httpDate(text: string): number | undefined {
+  const at = /[a-z]{3}/i.test(text) ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**
@@ -228,10 +293,8 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
 export function parseRetryAfter(value: string, nowMs: number = Date.now()): number | undefined {
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  // An HTTP-date always names a weekday or month; this keeps Date.parse from guessing at junk.
-  if (!/[a-z]{3}/i.test(text)) return undefined;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+  const at = httpDate(text);
+  return at === undefined ? undefined : Math.max(0, at - nowMs);
 }
 
 function headerValue(headers: unknown, name: string): string | undefined {

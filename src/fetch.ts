@@ -135,7 +135,18 @@ const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS
  * const csv = await res.text();
  */
 export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
-  const { fetch: fetchOption, maxRetryAfterMs = Infinity, bufferBody, ...retryOptions } = readFetchOptions(options);
+  // Destructured from an own-property copy: nothing is read through the prototype chain (an
+  // `Object.prototype.idempotent = true` planted by another package must not make a POST
+  // retried), and the rest holds only what the caller wrote.
+  const {
+    fetch: fetchOption,
+    maxRetryAfterMs = Infinity,
+    bufferBody,
+    retryable: userRetryable,
+    idempotent: userIdempotent,
+    signal: userSignal,
+    ...retryOptions
+  } = readFetchOptions(options);
   const send = fetchOption ?? globalThis.fetch;
   if (typeof send !== 'function') {
     throw new TypeError(`retryFetch: globalThis.fetch is ${describe(send)}; pass options.fetch`);
@@ -166,8 +177,11 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
     if (attemptSignal.aborted) throw attemptSignal.reason;
     const fetchController = followLate(attemptSignal);
+    // The method is passed explicitly: fetch fills a missing one from its own dictionary, which
+    // inherits from Object.prototype, and the method sent must be the one judged idempotent.
     const response = await send(plan.request === undefined ? input : plan.request.clone(), {
       ...init,
+      method: plan.sentMethod,
       signal: fetchController.signal,
     });
     controllerOf.set(response, fetchController);
@@ -183,7 +197,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     throw failure;
   };
 
-  const transient: RetryPredicate = retryOptions.retryable ?? isTransient;
+  const transient: RetryPredicate = userRetryable ?? isTransient;
   // retry() asks `retryable(error, ctx)` and then, for a transient error, `idempotent(ctx)`
   // about that same failure; notSent needs the error, so the first call leaves it for the second.
   let judgedError: unknown;
@@ -194,19 +208,19 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     }
     return transient(error, ctx);
   };
-  const rule = retryOptions.idempotent ?? plan.idempotent;
+  const rule = userIdempotent ?? plan.idempotent;
   const idempotent = (ctx: AttemptContext): boolean =>
     plan.replayable &&
     ((typeof rule === 'function' ? rule(ctx) : rule) || notSent(judgedError));
 
-  const callSignal = eitherSignal(plan.callerSignal, retryOptions.signal);
+  const callSignal = eitherSignal(plan.callerSignal, userSignal);
   let call: Promise<Response>;
   try {
     call = retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
   } catch (error) {
     // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
-    throw error;
+    throw asOwnError(error);
   }
   return call.then(
     (response) => {
@@ -287,6 +301,8 @@ interface RequestPlan {
   readonly request: Request | undefined;
   /** Upper-case method. */
   readonly method: string;
+  /** The method as the caller spelled it (fetch upper-cases only the standard ones). */
+  readonly sentMethod: string;
   /** Safe to resend by its method or an `Idempotency-Key` header. */
   readonly idempotent: boolean;
   /** False when the body can be read only once (a stream). */
@@ -297,18 +313,29 @@ interface RequestPlan {
 
 function planRequest(input: string | URL | Request, init: RequestInit | undefined): RequestPlan {
   const request = typeof Request === 'function' && input instanceof Request ? input : undefined;
-  const method = String(init?.method ?? request?.method ?? 'GET').toUpperCase();
+  // Own properties only (see retryFetch): a member inherited from Object.prototype is not the
+  // caller's. The spread that hands init to fetch copies own properties only, too.
+  const ownMethod = ownMember(init, 'method');
+  const ownHeaders = ownMember(init, 'headers');
+  const ownSignal = ownMember(init, 'signal');
+  const sentMethod = String(ownMethod ?? request?.method ?? 'GET');
+  const method = sentMethod.toUpperCase();
   // fetch(request, init) takes init's headers instead of the request's when init has some.
-  const headers = init?.headers !== undefined ? new Headers(init.headers) : request?.headers;
+  const headers = ownHeaders !== undefined ? new Headers(ownHeaders) : request?.headers;
   const key = headers?.get('idempotency-key') ?? '';
-  const callerSignal = init?.signal !== undefined ? (init.signal ?? undefined) : request?.signal;
+  const callerSignal = ownSignal !== undefined ? (ownSignal ?? undefined) : request?.signal;
   return {
     request,
     method,
+    sentMethod,
     idempotent: IDEMPOTENT_METHODS.has(method) || key.trim() !== '',
-    replayable: isReplayable(init?.body),
+    replayable: isReplayable(ownMember(init, 'body')),
     callerSignal,
   };
+}
+
+function ownMember<K extends keyof RequestInit>(init: RequestInit | undefined, key: K): RequestInit[K] | undefined {
+  return typeof init === 'object' && init !== null && Object.hasOwn(init, key) ? init[key] : undefined;
 }
 
 /**
@@ -402,13 +429,30 @@ function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): {
   };
 }
 
-/** Checks retryFetch's own options (retry() checks the rest), throwing a TypeError/RangeError naming the field. */
+/**
+ * retry()'s option errors say `retry:`; the caller called retryFetch and should read that
+ * name. Same class and message otherwise, with the original as `cause`.
+ */
+function asOwnError(error: unknown): unknown {
+  if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
+  const Kind = error instanceof RangeError ? RangeError : TypeError;
+  // The list of known options names retry()'s; retryFetch knows three more.
+  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody)');
+  return new Kind(`retryFetch: ${message}`, { cause: error });
+}
+
+/**
+ * Checks retryFetch's own options (retry() checks the rest), throwing a TypeError/RangeError
+ * naming the field, and returns a copy of the caller's own enumerable properties on a null
+ * prototype: whatever reads it sees only what the caller wrote.
+ */
 function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOptions {
   if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options) || options instanceof Map) {
     throw new TypeError(`retryFetch: options must be an object, got ${describe(options)}`);
   }
-  const { fetch, maxRetryAfterMs, bufferBody, retryable, idempotent, signal } = options;
+  const own: RetryFetchOptions = Object.assign(Object.create(null) as RetryFetchOptions, options);
+  const { fetch, maxRetryAfterMs, bufferBody, retryable, idempotent, signal } = own;
   if (fetch !== undefined && typeof fetch !== 'function') {
     throw new TypeError(`retryFetch: options.fetch must be a function, got ${describe(fetch)}`);
   }
@@ -422,11 +466,22 @@ function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOpt
   if (maxRetryAfterMs !== undefined && !(typeof maxRetryAfterMs === 'number' && maxRetryAfterMs >= 0)) {
     throw new RangeError(`retryFetch: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got ${describe(maxRetryAfterMs)}`);
   }
-  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && typeof signal.aborted === 'boolean')) {
+  // Everything retryFetch itself uses of a signal (it listens to it, and stops listening).
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new TypeError(`retryFetch: options.signal must be an AbortSignal, got ${describe(signal)}`);
   }
   if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
     throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
   }
-  return options;
+  return own;
+}
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
+  );
 }

@@ -11,8 +11,8 @@ import {
   firstInChain,
   grpcCodeOf,
   httpStatusOf,
+  isSystemCode,
   statusStringOf,
-  systemCodeOf,
 } from './errors.js';
 import type { AttemptContext } from './retry.js';
 
@@ -102,11 +102,16 @@ export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_BODY_TIMEOUT',
   'UND_ERR_CLOSED',
   'ERR_STREAM_PREMATURE_CLOSE',
+  // Bun's fetch rejects with a plain Error whose `code` names the failure in its own words.
+  'ConnectionRefused',
+  'ConnectionClosed',
+  'FailedToOpenSocket',
+  'DNSLookupFailed',
 ]);
 
 // What browsers and runtimes put in the TypeError that fetch rejects with on a network failure.
 const FETCH_NETWORK_MESSAGES = new Set([
-  'fetch failed', // Node (undici), Deno
+  'fetch failed', // Node (undici)
   'Failed to fetch', // Chromium
   'NetworkError when attempting to fetch resource.', // Firefox
   'Load failed', // Safari
@@ -114,27 +119,58 @@ const FETCH_NETWORK_MESSAGES = new Set([
   'terminated', // undici: the body stream was cut
 ]);
 
+// Deno's fetch says what failed in the message itself: "error sending request for url (…)"
+// (Deno 1) or "error sending request from … for … (…)" (Deno 2), then hyper's reason.
+const DENO_SEND_FAILURE = /^error sending request (?:for|from) /;
+
 function isNetworkMessage(error: Error): boolean {
-  if (error.name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(error.message)) return true;
+  if (error.name === 'TypeError') {
+    if (FETCH_NETWORK_MESSAGES.has(error.message)) return fetchCauseIsNetwork(error.cause);
+    if (DENO_SEND_FAILURE.test(error.message)) return true;
+  }
   return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
 }
 
+/*
+ * Node's fetch rejects with the same `TypeError('fetch failed')` for a dropped connection and
+ * for a request that will fail the same way every time: a redirect loop ("redirect count
+ * exceeded"), a redirect to ftp: or data: ("URL scheme must be a HTTP(S) scheme"), a port fetch
+ * refuses to use ("bad port"), `redirect: 'error'` meeting a redirect. Only the cause tells
+ * them apart, so the cause must be a network failure: a socket or DNS code, a timeout. Without
+ * a cause (browsers say nothing more than "Failed to fetch") it cannot be known; it is taken
+ * for a network failure, as it most often is.
+ */
+function fetchCauseIsNetwork(cause: unknown): boolean {
+  return cause === undefined || cause === null || socketFailure(cause) || timedOut(cause);
+}
+
+/*
+ * A system or socket code (see `systemCodeOf`) or a network failure's message, on the error or
+ * under it: what the default classification asks of a TypeError. Not networkError's code list,
+ * so that list stays out of a bundle that only has retry().
+ */
+function socketFailure(error: unknown): boolean {
+  const found = firstInChain(error, (e) => (isSystemCode(e.code) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined));
+  return found === true;
+}
+
 /**
- * True for dropped connections, socket timeouts, DNS failures and fetch's network
- * `TypeError`, looking through `cause` chains.
+ * True for dropped connections, socket timeouts, DNS failures and fetch's network `TypeError`
+ * (Deno's "error sending request …" and Bun's `ConnectionRefused`, `ConnectionClosed`… too),
+ * looking through `cause` chains. A fetch `TypeError` whose cause says the request itself is
+ * at fault (a redirect loop, a redirect to another scheme, a port fetch blocks) is not a
+ * network error: it would fail the same way every time.
  *
  * @example
  * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
  */
 export const networkError: RetryPredicate = (error) => {
-  const code = systemCodeOf(error);
-  if (code !== undefined && NETWORK_ERROR_CODES.has(code)) return true;
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (isNetworkMessage(current)) return true;
-    current = current.cause;
-  }
-  return false;
+  const found = firstInChain(error, (e) =>
+    NETWORK_ERROR_CODES.has(e.code as string) || (e instanceof Error && isNetworkMessage(e))
+      ? true
+      : undefined,
+  );
+  return found === true;
 };
 
 /**
@@ -286,7 +322,8 @@ export const aborted: RetryPredicate = (error) => {
  * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
  * ABORTED/INTERNAL/UNKNOWN, an `AbortError` (also under `cause`, unless the abort was a
- * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), and
+ * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), a
+ * `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), and
  * programmer errors (`TypeError`, `RangeError`, `ReferenceError`, `SyntaxError`) other than
  * fetch's network `TypeError`.
  *
@@ -295,6 +332,7 @@ export const aborted: RetryPredicate = (error) => {
  * isTransient(Object.assign(new Error('no'), { status: 403 })); // false
  */
 export const isTransient: RetryPredicate = (error) => {
+  if (gaveUp(error)) return false;
   const status = httpStatusOf(error);
   if (status !== undefined) return TRANSIENT_HTTP_STATUSES.has(status) || aborted(error);
   const code = grpcCodeOf(error);
@@ -302,11 +340,35 @@ export const isTransient: RetryPredicate = (error) => {
   if (abortedByCaller(error)) return false;
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
-    if (PROGRAMMER_ERRORS.has(name)) return networkError(error);
+    if (PROGRAMMER_ERRORS.has(name)) return socketFailure(error);
     if (DELIBERATE_REFUSALS.has(name)) return false;
+    // Bun's fetch names a redirect loop by its code; it repeats identically on every try.
+    if ((error as { code?: unknown }).code === 'TooManyRedirects') return false;
   }
   return true;
 };
+
+/*
+ * One retry layer: a `RetryError` (on the error or under it) is an inner retry() that has
+ * already spent its attempts, time or budget on this failure. Retrying it from outside would
+ * multiply the attempts (3 × 3 = 9) and stretch the inner deadline. Read by name, so a
+ * RetryError from another copy of the library (ESM beside CommonJS) counts too.
+ */
+function gaveUp(error: unknown): boolean {
+  return firstInChain(error, (e) => (e.name === 'RetryError' ? true : undefined)) === true;
+}
+
+/**
+ * The predicate, except that a `RetryError` (an inner `retry()` that gave up) is never
+ * transient: what the presets build their `retryable` with. Not part of the public API.
+ *
+ * @internal
+ * @example
+ * const retryable = oneRetryLayer(anyOf(httpStatus(503), networkError));
+ */
+export function oneRetryLayer(predicate: RetryPredicate): RetryPredicate {
+  return (error, ctx) => !gaveUp(error) && predicate(error, ctx);
+}
 
 /*
  * An AbortError anywhere in the cause chain (gaxios wraps the one node-fetch throws), unless the

@@ -45,6 +45,39 @@ describe('httpStatusOf', () => {
   });
 });
 
+describe('the chain the readers walk: `cause`, else an error kept in `error` (regression, issue 12)', () => {
+  // gaxios 6 (what @google-cloud/storage 7 throws) keeps node-fetch's error in `.error`; the
+  // real thing is driven against a loopback server in test/clients/gaxios.test.ts.
+  it('follows `.error` when it is an error, `cause` first when both are there, within the depth bound', () => {
+    expect(systemCodeOf(withProps({ error: withProps({ code: 'ECONNRESET' }) }))).toBe('ECONNRESET');
+    expect(httpStatusOf(withProps({ error: { message: 'from a plain object', status: 503 } }))).toBe(503);
+    expect(systemCodeOf(withProps({ cause: withProps({ code: 'EPIPE' }), error: withProps({ code: 'ECONNRESET' }) }))).toBe('EPIPE');
+    // A Google JSON error body's `error` is data, not an error under this one.
+    expect(httpStatusOf({ error: { code: 409, status: 'ABORTED' } })).toBeUndefined();
+    const looped = withProps({});
+    (looped as { error?: unknown }).error = looped;
+    expect(systemCodeOf(looped)).toBeUndefined();
+    let deep: Error = withProps({ code: 'ECONNRESET' });
+    for (let i = 0; i < 8; i++) deep = withProps({ error: deep });
+    expect(systemCodeOf(deep)).toBeUndefined();
+  });
+});
+
+// Regression (issue 13, item 10): any code starting with E was taken, so axios' and got's
+// response codes passed for socket errors. axios, got and the undici package are not
+// dependencies of this project; their codes are plain strings on the error, copied here.
+describe('systemCodeOf: system and socket codes only', () => {
+  it('skips library codes that are not about the socket, and finds the socket code under them', () => {
+    for (const code of ['ERR_BAD_RESPONSE', 'ERR_NON_2XX_3XX_RESPONSE', 'UND_ERR_RESPONSE', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG', 'ERR_NETWORK']) {
+      expect(systemCodeOf(withProps({ code }))).toBeUndefined();
+    }
+    expect(systemCodeOf(withProps({ code: 'ERR_BAD_RESPONSE', cause: withProps({ code: 'ECONNRESET' }) }))).toBe('ECONNRESET');
+    for (const code of ['ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']) {
+      expect(systemCodeOf(withProps({ code }))).toBe(code);
+    }
+  });
+});
+
 describe('grpcCodeOf / systemCodeOf / statusStringOf / errorReasonsOf', () => {
   it('reads gRPC codes 1..16 by number and by name', () => {
     expect(grpcCodeOf(withProps({ code: 14, details: 'unavailable' }))).toBe(14);
@@ -95,6 +128,23 @@ describe('retry hints', () => {
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter('-5', now)).toBeUndefined();
     expect(parseRetryAfter('1.5', now)).toBeUndefined();
+  });
+
+  // Regression (issue 12): the date was measured against this machine's clock, so a server
+  // an hour ahead saying "retry at <its now + 2 s>" got no wait at all from a 503 past the deadline.
+  it('measures an HTTP-date against the response\'s Date header when there is a valid one', () => {
+    const serverClock = now + 3_600_000;
+    const headers = (date: string) => ({
+      'retry-after': new Date(serverClock + 2000).toUTCString(),
+      date,
+    });
+    expect(retryAfterMsOf(withProps({ response: { headers: new Headers(headers(new Date(serverClock).toUTCString())) } }), now)).toBe(2000);
+    expect(retryAfterMsOf(withProps({ headers: headers(new Date(serverClock).toUTCString()) }), now)).toBe(2000);
+    // No usable Date: this machine's clock, as before.
+    expect(retryAfterMsOf(withProps({ headers: headers('yesterday-ish') }), now)).toBe(3_602_000);
+    expect(retryAfterMsOf(withProps({ headers: { 'retry-after': new Date(now + 2000).toUTCString() } }), now)).toBe(2000);
+    // Delta-seconds need no clock.
+    expect(retryAfterMsOf(withProps({ headers: { 'retry-after': '7', date: new Date(serverClock).toUTCString() } }), now)).toBe(7000);
   });
 
   it('finds the header in Headers, plain objects, arrays; gRPC pushback; retryAfterMs', () => {

@@ -189,6 +189,40 @@ describe('retryFetch on loopback: what it resolves and rejects with', () => {
     expect(error).toBeInstanceOf(TypeError);
     expect(calls).toBe(1);
   });
+  // Regression (issue 12, defect 6): a redirect loop was retried until the deadline, 21
+  // requests an attempt (~800 requests in 2 s); so were a redirect to ftp: and a blocked port.
+  it('rejects at once with fetch\'s TypeError when the failure would repeat: redirect loop, ftp: redirect, bad port', async () => {
+    const requests: string[] = [];
+    const loop = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.writeHead(302, { location: req.url === '/ftp' ? 'ftp://127.0.0.1/file' : '/loop' });
+      res.end();
+    });
+    await new Promise<void>((resolve) => loop.listen(0, '127.0.0.1', resolve));
+    servers.push({ close: () => new Promise<void>((resolve) => loop.close(() => resolve())) });
+    const base = `http://127.0.0.1:${(loop.address() as AddressInfo).port}`;
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const options = { ...quick, maxAttempts: 3, fetch: counting };
+
+    const loopError = await rejection(retryFetch(`${base}/loop`, undefined, options));
+    expect(loopError).toBeInstanceOf(TypeError);
+    expect(((loopError as Error).cause as Error).message).toBe('redirect count exceeded');
+    expect(requests).toHaveLength(21);
+    expect(calls).toBe(1);
+
+    const ftpError = await rejection(retryFetch(`${base}/ftp`, undefined, options));
+    expect(((ftpError as Error).cause as Error).message).toBe('URL scheme must be a HTTP(S) scheme');
+    expect(requests).toHaveLength(22);
+    expect(calls).toBe(2);
+
+    const badPort = await rejection(retryFetch('http://127.0.0.1:10080/', undefined, options));
+    expect(((badPort as Error).cause as Error).message).toBe('bad port');
+    expect(calls).toBe(3);
+  });
 });
 
 describe('retryFetch on loopback: which requests are resent', () => {
@@ -251,6 +285,29 @@ describe('retryFetch on loopback: which requests are resent', () => {
     expect(await res.text()).toBe('created');
     expect(events).toHaveLength(2);
     expect(server?.seen.map((s) => `${s.method} ${s.body.toString()}`)).toEqual(['POST order 1']);
+  });
+
+  // Regression (issue 12): options and init were read through the prototype chain, so a
+  // package that planted `Object.prototype.idempotent = true` made every POST retried.
+  it('reads options and init as own properties only: a polluted Object.prototype resends no POST', async () => {
+    const server = await scriptedServer([reply(503, 'one'), reply(503, 'two'), reply(503, 'three')]);
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.idempotent = true;
+    proto.method = 'PUT';
+    try {
+      const post = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, maxAttempts: 3 });
+      expect(post.status).toBe(503);
+      expect(await post.text()).toBe('one');
+      expect(server.seen.map((s) => s.method)).toEqual(['POST']);
+      // No init at all: fetch itself would fill the method from Object.prototype ('PUT'); the
+      // GET that retryFetch judged is what goes out.
+      const get = await retryFetch(server.url, undefined, { ...quick, maxAttempts: 3 });
+      expect(get.status).toBe(200);
+      expect(server.seen.map((s) => s.method)).toEqual(['POST', 'GET', 'GET', 'GET']);
+    } finally {
+      delete proto.idempotent;
+      delete proto.method;
+    }
   });
 
   it('options.idempotent replaces the method rule (a preset knows the operation better than its method)', async () => {
@@ -625,7 +682,7 @@ describe('retryFetch: options', () => {
     const b = new AbortController();
     const send = vi.fn(async () => new Response('never sent'));
     expect(() => retryFetch('http://127.0.0.1:1/', { signal: a.signal }, { signal: b.signal, maxAttempts: 0, fetch: send })).toThrow(
-      'retry: options.maxAttempts must be',
+      'retryFetch: options.maxAttempts must be',
     );
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(0);
     expect(getEventListeners(b.signal, 'abort')).toHaveLength(0);
@@ -658,8 +715,13 @@ describe('retryFetch: options', () => {
     [{ retryable: 3 }, TypeError, 'retryFetch: options.retryable must be a function, got 3'],
     [{ idempotent: 'yes' }, TypeError, 'retryFetch: options.idempotent must be a boolean or a function, got "yes"'],
     [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {}'],
-    [{ retries: 3 }, TypeError, 'unknown option "retries"'],
-    [{ deadlineMs: -5 }, RangeError, 'options.deadlineMs must be a number > 0'],
+    // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
+    [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
+    // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
+    [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
+    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody)'],
+    [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
+    [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
     let called = false;
     const spy = (() => {
@@ -730,6 +792,18 @@ describe('retryFetch in virtual time', () => {
     const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: noJitter(100) }));
     await clock.tickAsync(7000);
     expect(calls.map((c) => c.at)).toEqual([0, 7000]);
+    expect(call.state).toBe('resolved');
+  });
+
+  // Regression (issue 12): measured against the local clock, the hint lay an hour away, past
+  // the deadline, and the 429 was returned at once.
+  it('Retry-After as an HTTP-date is measured against the response\'s Date: a server an hour ahead asking for 2 s gets 2 s', async () => {
+    const serverNow = 3_600_000; // the virtual clock starts at 0; the server's is an hour ahead
+    const headers = { date: new Date(serverNow).toUTCString(), 'retry-after': new Date(serverNow + 2000).toUTCString() };
+    const { fn, calls } = scriptedFetch([() => new Response('slow down', { status: 429, headers })]);
+    const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: noJitter(100) }));
+    await clock.tickAsync(2000);
+    expect(calls.map((c) => c.at)).toEqual([0, 2000]);
     expect(call.state).toBe('resolved');
   });
 

@@ -191,3 +191,52 @@ describe('notSent: shapes', () => {
     );
   });
 });
+
+// Regression (issue 12): notSent knew only Node's and Bun's ECONNREFUSED. The Node cases are
+// real (loopback); Deno's and Bun's shapes cannot be produced by this Node, so they are copied
+// from what those runtimes report.
+describe('notSent on each runtime', () => {
+  it('Node: any system error of the connect call (a real refused net.connect, and the others by shape), and a happy-eyeballs AggregateError of them', async () => {
+    const port = await closedPort();
+    const error = await new Promise<Error>((resolve) => {
+      const socket: Socket = connect({ port, host: '127.0.0.1' });
+      socket.on('error', resolve);
+    });
+    expect(error).toMatchObject({ code: 'ECONNREFUSED', syscall: 'connect' });
+    expect(notSent(error)).toBe(true);
+    // The same call failing otherwise: proved by the syscall, whatever the code.
+    const connectTimeout = Object.assign(new Error('connect ETIMEDOUT 10.0.0.1:443'), { code: 'ETIMEDOUT', syscall: 'connect' });
+    const unreachable = Object.assign(new Error('connect EHOSTUNREACH'), { code: 'EHOSTUNREACH', syscall: 'connect' });
+    expect(notSent(new TypeError('fetch failed', { cause: connectTimeout }))).toBe(true);
+    expect(notSent(unreachable)).toBe(true);
+    // A read that timed out after connecting proves nothing.
+    expect(notSent(Object.assign(new Error('read ETIMEDOUT'), { code: 'ETIMEDOUT', syscall: 'read' }))).toBe(false);
+    // autoSelectFamily: every address tried, each refused.
+    const both = Object.assign(new AggregateError([error, unreachable], 'connect'), { code: 'ECONNREFUSED' });
+    expect(notSent(both)).toBe(true);
+    const mixed = Object.assign(new AggregateError([error, Object.assign(new Error('reset'), { code: 'ECONNRESET' })]), { code: 'ETIMEDOUT' });
+    expect(notSent(mixed)).toBe(false);
+    const cyclic = new AggregateError([]);
+    (cyclic as { errors: unknown[] }).errors = [cyclic];
+    expect(notSent(cyclic)).toBe(false);
+  });
+
+  it('Deno: the TypeError whose message says the connector failed', () => {
+    expect(
+      notSent(new TypeError('error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)')),
+    ).toBe(true);
+    expect(notSent(new TypeError('error sending request for url (http://127.0.0.1:1/): error trying to connect: tcp connect error: Connection refused (os error 111)'))).toBe(true);
+    expect(notSent(new TypeError('error sending request for url (http://x.test/): client error (SendRequest): connection closed before message completed'))).toBe(false);
+  });
+
+  it('Bun: ConnectionRefused, FailedToOpenSocket, DNSLookupFailed; not ConnectionClosed', () => {
+    for (const code of ['ConnectionRefused', 'FailedToOpenSocket', 'DNSLookupFailed']) {
+      expect(notSent(Object.assign(new Error('Unable to connect. Is the computer able to access the url?'), { code }))).toBe(true);
+    }
+    expect(notSent(Object.assign(new Error('The socket connection was closed unexpectedly.'), { code: 'ConnectionClosed' }))).toBe(false);
+  });
+
+  it('browsers: a bare "Failed to fetch" cannot tell, so it is false', () => {
+    expect(notSent(new TypeError('Failed to fetch'))).toBe(false);
+  });
+});

@@ -11,7 +11,11 @@ import {
   httpStatus,
   isTransient,
   networkError,
+  gcs,
+  iam,
   not,
+  retry,
+  RetryError,
   timedOut,
 } from '../src/index.js';
 
@@ -114,6 +118,42 @@ describe('networkError', () => {
   });
 });
 
+describe('networkError: fetch failures by cause (regression, issue 12 defect 6)', () => {
+  // The real Node shapes are proved against loopback servers in test/clients/fetch.test.ts;
+  // these are the other runtimes' shapes, which this Node cannot produce: copied from what
+  // Deno and Bun report.
+  it('a "fetch failed" is a network error only when its cause is one (any system errno counts)', () => {
+    const failed = (cause: unknown) => new TypeError('fetch failed', { cause });
+    expect(networkError(failed(withProps({ code: 'EMFILE' }, 'connect EMFILE')))).toBe(true);
+    expect(networkError(failed(new DOMException('timed out', 'TimeoutError')))).toBe(true);
+    expect(networkError(failed(new Error('redirect count exceeded')))).toBe(false);
+    expect(networkError(failed(withProps({ code: 'ERR_INVALID_URL' }, 'Invalid URL')))).toBe(false);
+    expect(networkError(failed(withProps({ code: 'ERR_TLS_CERT_ALTNAME_INVALID' })))).toBe(false);
+    expect(isTransient(failed(new Error('bad port')))).toBe(false);
+  });
+
+  it('Deno: "error sending request …" is a network TypeError; its redirect loop is not', () => {
+    const refused = new TypeError(
+      'error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)',
+    );
+    expect(networkError(refused)).toBe(true);
+    expect(isTransient(refused)).toBe(true);
+    expect(isTransient(new TypeError('Maximum number of redirects (20) reached'))).toBe(false);
+  });
+
+  it('Bun: a plain Error with code "TooManyRedirects" is permanent; "ConnectionRefused" is not', () => {
+    expect(isTransient(withProps({ code: 'TooManyRedirects' }, 'The response redirected too many times.'))).toBe(false);
+    expect(isTransient(withProps({ code: 'ConnectionRefused' }, 'Unable to connect. Is the computer able to access the url?'))).toBe(true);
+  });
+
+  it('Bun: its connection codes are network errors, so the presets built on networkError retry them', () => {
+    for (const code of ['ConnectionRefused', 'ConnectionClosed', 'FailedToOpenSocket', 'DNSLookupFailed']) {
+      expect(networkError(withProps({ code }))).toBe(true);
+    }
+    expect(networkError(withProps({ code: 'TooManyRedirects' }))).toBe(false);
+  });
+});
+
 describe('timedOut', () => {
   it('matches errors named TimeoutError: retry()’s, AbortSignal.timeout’s, wrapped ones', () => {
     expect(timedOut(new TimeoutError('attempt 1 timed out'))).toBe(true);
@@ -193,5 +233,39 @@ describe('DOMException codes are not gRPC codes', () => {
     expect(grpcCodeOf(new DOMException('bad state', 'InvalidStateError'))).toBeUndefined();
     expect(isTransient(new DOMException('bad state', 'InvalidStateError'))).toBe(true);
     expect(grpcCodeOf(withProps({ code: 8 }))).toBe(8);
+  });
+});
+
+// Regression (issue 13, "one retry layer"): the outer default retried the inner RetryError,
+// so 3 attempts inside 3 attempts made 9 calls.
+describe('one retry layer: a RetryError is permanent', () => {
+  const tiny = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' as const }, maxAttempts: 3 };
+  const busy = () => Object.assign(new Error('busy'), { status: 503 });
+
+  it.each([
+    ['the default', {}],
+    ['iam()', iam()],
+    ['iam({ retryNotFound })', iam({ retryNotFound: true })],
+    ['gcs()', gcs({ operation: 'objects.get' })],
+  ])('an outer retry() with %s does not retry an inner one that gave up: 3 calls, not 9', async (_name, preset) => {
+    let calls = 0;
+    const inner = () =>
+      retry(() => {
+        calls++;
+        throw busy();
+      }, { ...preset, ...tiny });
+    const error = await retry(inner, { ...preset, ...tiny }).catch((e: unknown) => e);
+    expect(calls).toBe(3);
+    // The inner RetryError comes out unchanged: not retryable, so not wrapped again.
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).attempts).toBe(3);
+    expect((error as RetryError).cause).toMatchObject({ status: 503 });
+  });
+
+  it('isTransient is false for a RetryError by name (another copy of the library), also under cause', () => {
+    const foreign = Object.assign(new Error('gave up'), { name: 'RetryError', cause: busy() });
+    expect(isTransient(foreign)).toBe(false);
+    expect(isTransient(new Error('wrapped', { cause: foreign }))).toBe(false);
+    expect(isTransient(busy())).toBe(true);
   });
 });

@@ -7,7 +7,7 @@
  * Sources: Cloud Storage "Truncated exponential backoff" (seeds 001, 002) and "Retry strategy"
  * (seed 003).
  */
-import { anyOf, errorReason, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
+import { anyOf, errorReason, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
 import {
   type GcsOperation,
@@ -101,7 +101,7 @@ const GCS_TRANSIENT = /* @__PURE__ */ anyOf(
 const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
 
 const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
-  Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent });
+  Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: oneRetryLayer(GCS_TRANSIENT), idempotent });
 
 // Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
 // frozen object, validated by the first retry() that gets it (constants, checked by a test).

@@ -6,7 +6,7 @@
  * Source: the IAM page "Retry failed requests" (seed 000).
  */
 import { describe } from '../describe.js';
-import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
+import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
 import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
@@ -64,7 +64,7 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
 const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
 
 const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
-  Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable });
+  Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable: oneRetryLayer(retryable) });
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
 // their validated form, so `retry(fn, iam())` costs no validation after the first call. (They

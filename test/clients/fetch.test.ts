@@ -128,6 +128,47 @@ describe('global fetch (undici)', () => {
     }
   });
 
+  // Regression (issue 12, defect 6): every one of these was retried until the deadline. They
+  // are the same TypeError('fetch failed') as a dropped connection; only the cause differs.
+  it('"fetch failed" that will fail the same way again (redirect loop, ftp: redirect, bad port, redirect: "error") is retried by none', async () => {
+    server = await startHttpServer((seen, res) => {
+      const location = { '/ftp': 'ftp://127.0.0.1/file', '/bad-port': 'http://127.0.0.1:10080/' }[seen.url] ?? '/loop';
+      res.writeHead(302, { location });
+      res.end();
+    });
+    const failures = {
+      loop: await failureOf(fetch(`${server.url}/loop`)),
+      ftp: await failureOf(fetch(`${server.url}/ftp`)),
+      redirectToBadPort: await failureOf(fetch(`${server.url}/bad-port`)),
+      // Node's fetch refuses ports 1 and 10080 itself: nothing is sent.
+      badPort: await failureOf(fetch('http://127.0.0.1:1/')),
+      manualRedirect: await failureOf(fetch(`${server.url}/loop`, { redirect: 'error' })),
+    };
+    const causes = Object.fromEntries(Object.entries(failures).map(([k, e]) => [k, ((e as Error).cause as Error).message]));
+    expect(causes).toEqual({
+      loop: 'redirect count exceeded',
+      ftp: 'URL scheme must be a HTTP(S) scheme',
+      redirectToBadPort: 'bad port',
+      badPort: 'bad port',
+      manualRedirect: 'unexpected redirect',
+    });
+    for (const error of Object.values(failures)) {
+      expect((error as Error).message).toBe('fetch failed');
+      // No socket error under it (which is why systemCodeOf's example no longer uses port 1).
+      expect(systemCodeOf(error)).toBeUndefined();
+      expect(networkError(error)).toBe(false);
+      expect(classify(error)).toEqual({ iam: false, gcs: false, default: false });
+    }
+    // The loop really ran: 21 requests (20 redirects followed) before fetch gave up, and one
+    // more for `redirect: 'error'`.
+    expect(server.requests.filter((r) => r.url === '/loop')).toHaveLength(21 + 1);
+  });
+
+  it('a "fetch failed" with no cause (what browsers give: "Failed to fetch") cannot be told apart, so it is retried', () => {
+    expect(classify(new TypeError('Failed to fetch'))).toEqual(RETRIED_BY_ALL);
+    expect(classify(new TypeError('fetch failed'))).toEqual(RETRIED_BY_ALL);
+  });
+
   it('a timeout by AbortSignal.timeout(): DOMException TimeoutError, retried by all; the caller’s abort is not', async () => {
     server = await startHttpServer(() => {});
     const timeout = await failureOf(fetch(server.url, { signal: AbortSignal.timeout(30) }));

@@ -4,6 +4,7 @@
 // gaxios' own retry is off in every request (`retry: false`), and each test checks that the
 // server saw exactly the requests tenacious sent.
 import { type GaxiosOptions, type GaxiosResponse, request } from 'gaxios';
+import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   aborted,
@@ -196,5 +197,49 @@ describe('iamReadModifyWrite over IAM’s REST getIamPolicy / setIamPolicy', () 
     expect(log).toEqual(['get BwX1', 'set BwX1', 'get BwX2', 'set BwX2']);
     expect(written?.bindings.map((b) => b.role)).toEqual(['roles/owner', 'roles/viewer']);
     expect(policy).toEqual(written);
+  });
+});
+
+// Regression (issue 12): gaxios 6 keeps the underlying error in `.error`, not `.cause`, so its
+// timeout was not retried by gcs() or iam(), and a caller's abort was retried by the default.
+// gaxios 6 is the one @google-cloud/storage 7 bundles and throws: it is loaded here the way
+// the Storage client loads it, from the Storage package's own dependencies.
+describe('gaxios 6 (as bundled by @google-cloud/storage 7): the error under `.error`', () => {
+  const fromStorage = createRequire(createRequire(import.meta.url).resolve('@google-cloud/storage'));
+  const gaxios6 = fromStorage('gaxios') as typeof import('gaxios');
+  const version = (fromStorage('gaxios/package.json') as { version: string }).version;
+  const send6 = (options: GaxiosOptions) => gaxios6.request({ retry: false, ...options });
+
+  beforeEach(async () => {
+    server = await startHttpServer(() => {
+      // Never answers: every request here times out or is aborted.
+    });
+  });
+
+  it('is gaxios 6, whose GaxiosError has `error` and no `cause`', async () => {
+    expect(version).toMatch(/^6\./);
+    const error = await failureOf(send6({ url: `${server?.url}/stall`, timeout: 30 }));
+    expect(error).toMatchObject({ name: 'Error', error: { name: 'FetchError', type: 'request-timeout' } });
+    expect((error as Error).cause).toBeUndefined();
+  });
+
+  it('its own `timeout` is a timeout, retried by all; the caller’s abort is retried by none', async () => {
+    const timeout = await failureOf(send6({ url: `${server?.url}/stall`, timeout: 30 }));
+    expect(timedOut(timeout)).toBe(true);
+    expect(classify(timeout)).toEqual({ iam: true, iamNotFound: true, gcs: true, default: true });
+
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 30);
+    const abort = await failureOf(send6({ url: `${server?.url}/stall`, signal: controller.signal }));
+    expect((abort as { error?: Error }).error?.name).toBe('AbortError');
+    expect(classify(abort)).toEqual({ iam: false, iamNotFound: false, gcs: false, default: false });
+  });
+
+  it('retry(…, gcs()) resends a timed-out objects.get until out of attempts', async () => {
+    const error = await failureOf(
+      retry(() => send6({ url: `${server?.url}/o/object`, timeout: 20 }), { ...gcs({ operation: 'objects.get' }), ...fast, maxAttempts: 3 }),
+    );
+    expect(error).toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 3 });
+    expect(server?.requests.map((r) => r.url)).toEqual(['/o/object', '/o/object', '/o/object']);
   });
 });

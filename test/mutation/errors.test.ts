@@ -178,3 +178,32 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('2026-11-21T12:00:10Z', now)).toBeUndefined();
   });
 });
+
+describe('the chain under an error', () => {
+  it('follows `error` when `cause` is null or undefined, and only an error-like one', () => {
+    const reset = Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+    expect(systemCodeOf({ cause: null, error: reset })).toBe('ECONNRESET');
+    expect(systemCodeOf({ cause: undefined, error: reset })).toBe('ECONNRESET');
+    expect(systemCodeOf({ error: { code: 'ECONNRESET' } })).toBeUndefined();
+    expect(systemCodeOf({ error: 'ECONNRESET' })).toBeUndefined();
+  });
+
+  it('takes undici socket codes whole, and no other undici code', () => {
+    for (const code of ['UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']) {
+      expect(systemCodeOf({ code })).toBe(code);
+    }
+    for (const code of ['UND_ERR_RESPONSE', 'UND_ERR_SOCKETS', 'XUND_ERR_SOCKET', 'EAI_', 'E', 'ERR_STREAM_PREMATURE_CLOSED']) {
+      expect(systemCodeOf({ code })).toBeUndefined();
+    }
+  });
+
+  it('measures a Retry-After date against the Date of the same headers it came from', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const inResponse = { response: { headers: { 'retry-after': new Date(now + 5000).toUTCString(), date: new Date(now + 1000).toUTCString() } } };
+    expect(retryAfterMsOf(inResponse, now)).toBe(4000);
+    // The Date of the response's headers is not used for a hint found on the error's own headers.
+    const split = { response: { headers: { date: new Date(now + 1000).toUTCString() } }, headers: { 'retry-after': new Date(now + 5000).toUTCString() } };
+    expect(retryAfterMsOf(split, now)).toBe(5000);
+  });
+});
+
