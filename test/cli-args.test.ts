@@ -174,6 +174,12 @@ describe('readArgs: run', () => {
     expect(readRun(['--jitter', text, '--', 'x']).backoff.jitter).toEqual(jitter);
   });
 
+  it('takes the last value of a flag given twice, so a wrapper\'s defaults can be overridden', () => {
+    const request = readRun(['--deadline', '1s', '--preset', 'iam', '--deadline=2s', '--preset', 'gcs', '-q', '-q', '--', 'x']);
+    expect(request).toMatchObject({ deadlineMs: 2000, backoff: { maxDelayMs: 64_000 }, quiet: true });
+    expect(readRun(['--deadline', '1s', '--deadline', '3s', '--', 'x']).deadlineMs).toBe(3000);
+  });
+
   it('--help wins over everything else', () => {
     expect(read(['--max-attempts', '0', '--help'])).toEqual({ kind: 'help' });
     expect(read(['schedule', '-h'])).toEqual({ kind: 'help' });
@@ -225,6 +231,20 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [['schedule', 'now'], 'schedule: unexpected argument "now"'],
     [['schedule', '--attempts', '1'], '--attempts must be a whole number from 2 to 1000, got "1"'],
     [['schedule', '--attempts', '1001'], 'got "1001"'],
+    // Regression: 400 digits read as Infinity, which reached retry() and exited 70 with a stack trace.
+    [['--jitter', `additive:${'9'.repeat(400)}`, '--', 'x'], `--jitter additive: amount "${'9'.repeat(400)}" is too large`],
+    [['schedule', '--jitter', `additive:${'9'.repeat(400)}`], '--jitter additive: amount'],
+    [['--jitter', 'additive:1e400', '--', 'x'], '--jitter additive: expected a duration such as 250ms, 1.5s or 2m, got "1e400"'],
+    [['--jitter', 'additive:NaN', '--', 'x'], 'got "NaN"'],
+    [['--jitter', 'additive:', '--', 'x'], 'got "additive:"'],
+    [['--deadline', `${'9'.repeat(400)}ms`, '--', 'x'], 'is too large'],
+    [['--initial-delay', `${'9'.repeat(400)}s`, '--', 'x'], 'is too large'],
+    [['--max-delay', `${'9'.repeat(310)}ms`, '--', 'x'], 'is too large'],
+    [['--deadline', 'NaN', '--', 'x'], 'got "NaN"'],
+    [['--deadline', '', '--', 'x'], 'got ""'],
+    [['--max-attempts', '9'.repeat(400), '--', 'x'], '--max-attempts must be a whole number >= 1'],
+    [['--max-attempts', '', '--', 'x'], 'got ""'],
+    [['--max-attempts', '-1', '--', 'x'], 'got "-1"'],
   ])('%j', (argv, message) => {
     expect(usageError(argv)).toContain(message);
   });

@@ -232,10 +232,15 @@ describe('usage', () => {
     [['--deadline', '90', '--', 'true'], 'tenacious: --deadline: "90" has no unit: write 90s or 90ms'],
     [['--nope', '--', 'true'], 'tenacious: unknown option --nope'],
     [[], 'tenacious: missing the command to run'],
+    // Regression: a jitter amount too large for a double exited 70 with a stack trace.
+    [['--jitter', `additive:${'9'.repeat(400)}`, '--', 'true'], 'tenacious: --jitter additive: amount "999'],
+    [['schedule', '--jitter', `additive:${'9'.repeat(400)}`], 'tenacious: --jitter additive: amount "999'],
   ])('%j prints the problem and the usage to stderr and exits 2', async (args, message) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);
     expect(result.stderr.startsWith(message)).toBe(true);
+    // One line of problem, then the usage: never a stack trace.
+    expect(result.stderr.split('\n')[1]).toBe('');
     expect(result.stderr).toContain('\n\nUsage:\n');
     expect(result.stdout).toBe('');
   });

@@ -146,6 +146,7 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     if (token.name === 'help') return { kind: 'help' };
+    // A flag given twice: the last one counts (getopt's habit), so a wrapper's defaults can be overridden.
     // Stryker disable next-line BooleanLiteral: equivalent. Only the presence of a boolean flag is read, never its value.
     values.set(checkedFlag(token), token.value ?? true);
   }
@@ -280,6 +281,8 @@ function readJitter(text: string): Jitter {
   if (additive !== null) {
     const amount = additive[1] as string;
     const additiveMs = /^\d+(\.\d+)?$/.test(amount) ? Number(amount) : duration('--jitter additive', amount);
+    // 400 digits read as Infinity: refuse it here, as parseDuration does for a unit.
+    if (!Number.isFinite(additiveMs)) throw new UsageError(`--jitter additive: amount ${describe(amount)} is too large`);
     return { additiveMs };
   }
   throw new UsageError(`--jitter must be full, none, equal or additive:AMOUNT (e.g. additive:1000), got ${describe(text)}`);
