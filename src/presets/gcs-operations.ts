@@ -479,22 +479,30 @@ function editDistance(a: string, b: string): number {
 function presentPreconditions(preconditions: unknown): ReadonlySet<PreconditionField> {
   const present = new Set<PreconditionField>();
   if (preconditions === undefined || preconditions === null) return present;
-  if (typeof preconditions !== 'object' || Array.isArray(preconditions)) {
+  // A Map or an array has no precondition fields: reading none would silently turn retries off.
+  if (typeof preconditions !== 'object' || Object.prototype.toString.call(preconditions) !== '[object Object]') {
     throw new TypeError(
-      `Cloud Storage preconditions must be an object or undefined; got ${describe(preconditions)}`,
+      `Cloud Storage preconditions must be an object or undefined; got ${describePreconditions(preconditions)}`,
     );
   }
   const bag = preconditions as Record<string, unknown>;
   rejectMisspelledFields(bag);
 
   for (const field of PRECONDITION_FIELDS) {
-    const value = bag[field];
+    // Own fields only: `Object.prototype.ifGenerationMatch = 0` must not make a write look safe.
+    const value = Object.hasOwn(bag, field) ? bag[field] : undefined;
     if (value === undefined || value === null) continue;
     if (field === 'etag' ? checkEtag(value) : checkGeneration(field, value)) {
       present.add(field);
     }
   }
   return present;
+}
+
+/** describe() writes a Map as `{}`; name the kind of object instead. */
+function describePreconditions(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return describe(value);
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
 }
 
 /*

@@ -141,7 +141,8 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  *   no way to decide idempotency, or options that contradict each other.
  */
 export function gcs(options?: GcsOptions): Readonly<RetryOptions> {
-  const { operation, preconditions, strategy, maxDelayMs, ...overrides } = optionsBag('gcs', options);
+  const { own, overrides } = optionsBag('gcs', options, GCS_OWN_KEYS);
+  const { operation, preconditions, strategy, maxDelayMs } = own;
   const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
   return buildPreset('gcs', GCS_OWN_KEYS, idempotent ? GCS_SAFE : GCS_UNSAFE, overrides, maxDelayMs);

@@ -107,7 +107,8 @@ function iamPreset(
   plain: Readonly<RetryOptions>,
   withNotFound: Readonly<RetryOptions>,
 ): Readonly<RetryOptions> {
-  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag(name, options);
+  const { own, overrides } = optionsBag(name, options, IAM_OWN_KEYS);
+  const { retryNotFound, maxDelayMs } = own;
   if (retryNotFound !== undefined && typeof retryNotFound !== 'boolean') {
     throw new TypeError(`${name}: options.retryNotFound must be a boolean, got ${describe(retryNotFound)}`);
   }

@@ -18,25 +18,60 @@ import type { RetryOptions } from '../retry.js';
 /** A frozen backoff policy, its jitter object frozen too. */
 export type FrozenBackoff = Readonly<BackoffPolicy>;
 
-/** Freezes a backoff policy and, when the jitter is an object, a copy of it. */
+/**
+ * Freezes a backoff policy and, when the jitter is an object, a copy of it that has no
+ * prototype: `Object.prototype.afterCap = true` set by some other code must not reach a
+ * preset's jitter through an inherited read.
+ */
 export function freezeBackoff(policy: BackoffPolicy): FrozenBackoff {
   const { jitter } = policy;
   return Object.freeze({
     ...policy,
-    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze({ ...jitter }) : jitter,
+    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze(Object.assign(Object.create(null), jitter)) : jitter,
   });
 }
 
 /**
- * Throws a TypeError unless `options` is undefined or a plain object; returns it as a bag of
- * fields. `name` is the preset's name, used in messages.
+ * An options object's own enumerable fields, copied into an object without a prototype, so
+ * that nothing set on `Object.prototype` (pollution, or a careless polyfill) is read as an
+ * option. Throws a TypeError naming `where` for anything but a plain object: an array, a Map,
+ * a Date… has no option fields, and reading none from it would silently drop what the caller
+ * meant.
  */
-export function optionsBag(name: string, options: unknown): Record<string, unknown> {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+export function ownFields(where: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Object.prototype.toString.call(value) !== '[object Object]') {
+    throw new TypeError(`${where} must be an object, got ${describeBag(value)}`);
   }
-  return options as Record<string, unknown>;
+  const fields: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) fields[key] = (value as Record<string, unknown>)[key];
+  return fields;
+}
+
+/** describe() writes a Map as `{}`; name the kind of object instead. */
+function describeBag(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return describe(value);
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
+}
+
+/**
+ * Throws a TypeError unless `options` is undefined or a plain object; returns its own fields
+ * (see {@link ownFields}) split into the preset's own options (`ownKeys`) and the
+ * `RetryOptions` overrides. `name` is the preset's name, used in messages.
+ */
+export function optionsBag(
+  name: string,
+  options: unknown,
+  ownKeys: readonly string[],
+): { own: Record<string, unknown>; overrides: Record<string, unknown> } {
+  const own: Record<string, unknown> = Object.create(null);
+  const overrides: Record<string, unknown> = Object.create(null);
+  if (options === undefined) return { own, overrides };
+  const fields = ownFields(`${name}: options`, options);
+  for (const key of Object.keys(fields)) {
+    if (ownKeys.includes(key)) own[key] = fields[key];
+    else overrides[key] = fields[key];
+  }
+  return { own, overrides };
 }
 
 /** True when no field of `bag` is set (fields set to `undefined` count as absent, as in retry()). */
@@ -101,10 +136,7 @@ function mergeBackoff(
   override: unknown,
   maxDelayMs: number | undefined,
 ): FrozenBackoff {
-  if (override !== undefined && (typeof override !== 'object' || override === null || Array.isArray(override))) {
-    throw new TypeError(`${name}: options.backoff must be an object, got ${describe(override)}`);
-  }
-  const fields = (override ?? {}) as Record<string, unknown>;
+  const fields = override === undefined ? {} : ownFields(`${name}: options.backoff`, override);
   const explicitMax = fields.maxDelayMs;
   if (maxDelayMs !== undefined && explicitMax !== undefined && explicitMax !== maxDelayMs) {
     throw new TypeError(

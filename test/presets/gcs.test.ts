@@ -176,6 +176,59 @@ describe('gcs(): whether the request may be resent', () => {
   });
 });
 
+/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
+function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fields)) proto[key] = value;
+  try {
+    return fn();
+  } finally {
+    for (const key of Object.keys(fields)) delete proto[key];
+  }
+}
+
+describe('gcs(), gcsIdempotency(): only own fields are options or preconditions', () => {
+  it('ignores options set on Object.prototype', () => {
+    const fields = { operation: 'objects.get', strategy: 'always', idempotent: true, preconditions: { ifGenerationMatch: 0 }, maxDelayMs: 5000 };
+    const dirty = polluted(fields, () => ({
+      bare: (() => {
+        try {
+          gcs();
+          return 'no error';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })(),
+      insert: gcs({ operation: 'objects.insert' }),
+      get: gcs({ operation: 'objects.get' }),
+    }));
+    expect(dirty.bare).toMatch(/^gcs: options\.operation is required under strategy 'conditional'/);
+    expect(dirty.insert.idempotent).toBe(false);
+    expect(dirty.get).toBe(read);
+  });
+
+  it('ignores preconditions set on Object.prototype', () => {
+    const dirty = polluted({ ifGenerationMatch: 0, etag: 'e1' }, () => [
+      gcsPreconditionMet('objects.insert', {}),
+      gcsPreconditionMet('buckets.setIamPolicy', {}),
+      gcsIsIdempotent('objects.insert', {}, 'conditional'),
+      gcs({ operation: 'objects.insert', preconditions: {} }).idempotent,
+    ]);
+    expect(dirty).toEqual([false, false, false, false]);
+  });
+
+  it.each([
+    [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be an object, got a Map$/],
+    [() => gcs(['objects.get'] as never), /^gcs: options must be an object, got \["objects\.get"\]$/],
+    [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be an object, got a Map$/],
+    [() => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never), /preconditions must be an object or undefined; got a Map$/],
+    [() => gcsIdempotency('objects.insert', [0] as never), /preconditions must be an object or undefined; got array of length 1$/],
+  ])('refuses arrays and Maps as options or preconditions (%#)', (call, message) => {
+    expect(call).toThrow(TypeError);
+    expect(call).toThrow(message);
+  });
+});
+
 describe('gcsIdempotency(operation, preconditions?)', () => {
   it('accepts and validates preconditions without changing the class', () => {
     expect(gcsIdempotency('objects.insert', { ifGenerationMatch: 0 })).toBe('conditional');

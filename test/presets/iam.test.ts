@@ -152,6 +152,63 @@ describe('iam(): the values of the IAM retry guidance', () => {
   });
 });
 
+/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
+function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fields)) proto[key] = value;
+  try {
+    return fn();
+  } finally {
+    for (const key of Object.keys(fields)) delete proto[key];
+  }
+}
+
+describe('iam(): only the options object’s own fields are options', () => {
+  it('ignores fields set on Object.prototype', () => {
+    const clean = { plain: iam(), three: iam({ maxAttempts: 3 }) };
+    const fields = { retryNotFound: true, maxDelayMs: 5000, backoff: { initialDelayMs: 1 }, afterCap: true };
+    const dirty = polluted(fields, () => {
+      const plain = iam();
+      const three = iam({ maxAttempts: 3 });
+      return {
+        plain,
+        three,
+        notFound: retryable(plain, http(404)),
+        capped: computeDelay(10, plain.backoff as BackoffPolicy, () => 1),
+        ownJitter: computeDelay(10, iam({ backoff: { jitter: { additiveMs: 500 } } }).backoff as BackoffPolicy, () => 1),
+      };
+    });
+    expect(dirty.plain).toBe(clean.plain);
+    expect(dirty.three).toEqual(clean.three);
+    expect(dirty.three.retryable).toBe(clean.three.retryable);
+    expect(dirty.notFound).toBe(false);
+    // afterCap inherited from Object.prototype would keep the jitter past the 32 s cap.
+    expect(dirty.capped).toBe(32_000);
+    expect(dirty.ownJitter).toBe(32_000);
+  });
+
+  it('iamReadModifyWrite ignores them too: a 404 is not retried without its own retryNotFound', async () => {
+    const error = http(404);
+    const read = vi.fn(() => Promise.reject(error));
+    const run = polluted({ retryNotFound: true }, () =>
+      iamReadModifyWrite({ read, modify: (p: unknown) => p, write: async () => 'written' }, { deadlineMs: 500 }),
+    );
+    await expect(run).rejects.toBe(error);
+    expect(read).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    [new Map([['maxAttempts', 3]]), /^iam: options must be an object, got a Map$/],
+    [[['maxAttempts', 3]], /^iam: options must be an object, got \[\["maxAttempts",3\]\]$/],
+    [new Date(0), /^iam: options must be an object, got a Date$/],
+    [{ backoff: new Map([['initialDelayMs', 50]]) }, /^iam: options\.backoff must be an object, got a Map$/],
+    [{ backoff: [50] }, /^iam: options\.backoff must be an object, got \[50\]$/],
+  ])('refuses %o: arrays and Maps are not options objects', (options, message) => {
+    expect(() => iam(options as never)).toThrow(TypeError);
+    expect(() => iam(options as never)).toThrow(message);
+  });
+});
+
 describe('iam() and iamReadModifyWrite() in virtual time', () => {
   const clock = useVirtualClock();
 
