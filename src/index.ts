@@ -46,9 +46,13 @@ export {
   not,
   timedOut,
 } from './predicates.js';
-export { type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
+export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
 export {
   GCS_OPERATIONS,
+  type GcsByIdempotent,
+  type GcsByOperation,
+  type GcsByStrategy,
+  type GcsCommonOptions,
   type GcsIdempotency,
   type GcsOperation,
   type GcsOptions,

@@ -11,25 +11,44 @@ import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
 import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 /**
- * Options of {@link iam}: its own two, plus any `RetryOptions` field to override.
+ * What every {@link iam} call may pass: any `RetryOptions` field to override, and the
+ * `maxDelayMs` shorthand.
  *
  * @example
- * const options: IamOptions = { retryNotFound: true, maxDelayMs: 64_000, maxAttempts: 8 };
- * await retry(call, iam(options));
+ * const common: IamCommonOptions = { maxDelayMs: 64_000, maxAttempts: 8 };
  */
-export interface IamOptions extends RetryOptions {
-  /**
-   * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
-   * role created a moment ago may not be visible yet. Default `false`: a 404 usually means
-   * the name is wrong, and retrying it only delays the error by the whole deadline.
-   */
-  retryNotFound?: boolean;
+export interface IamCommonOptions extends Omit<RetryOptions, 'retryable'> {
   /**
    * Shorthand for `backoff.maxDelayMs`, the cap on any one wait. Default 32 000 (IAM's page:
    * "typically 32 or 64 seconds"); any finite value > 0 is accepted.
    */
   maxDelayMs?: number;
 }
+
+/**
+ * Options of {@link iam}: `retryNotFound` or your own `retryable` (not both: your predicate
+ * replaces the preset's, so the flag would do nothing, and `iam()` throws), plus any
+ * `RetryOptions` field to override.
+ *
+ * @example
+ * const options: IamOptions = { retryNotFound: true, maxDelayMs: 64_000, maxAttempts: 8 };
+ * await retry(call, iam(options));
+ */
+export type IamOptions =
+  | (IamCommonOptions & {
+      /**
+       * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
+       * role created a moment ago may not be visible yet. Default `false`: a 404 usually means
+       * the name is wrong, and retrying it only delays the error by the whole deadline.
+       */
+      retryNotFound?: boolean | undefined;
+      retryable?: undefined;
+    })
+  | (IamCommonOptions & {
+      retryNotFound?: undefined;
+      /** Your own classification, replacing the preset's. */
+      retryable: RetryPredicate;
+    });
 
 /** IAM's backoff: `min(2^n + random_fraction, 32)` seconds, i.e. 1 s × 2 up to 32 s plus up to 1 s. */
 const IAM_BACKOFF = /* @__PURE__ */ freezeBackoff({

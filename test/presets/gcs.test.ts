@@ -160,6 +160,30 @@ describe('gcs(): whether the request may be resent', () => {
     expect(call).toThrow(message);
   });
 
+  it('has types that refuse every call the runtime refuses for want of, or a clash between, ways to decide', () => {
+    const calls = [
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs(),
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs({}),
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs({ maxAttempts: 3 }),
+      // @ts-expect-error 'conditional' needs an operation to look up
+      () => gcs({ strategy: 'conditional' }),
+      // @ts-expect-error preconditions without an operation
+      () => gcs({ preconditions: { ifGenerationMatch: 0 }, strategy: 'always' }),
+      // @ts-expect-error the operation and the caller's idempotent both decide
+      () => gcs({ operation: 'objects.get', idempotent: true }),
+      // @ts-expect-error the strategy and the caller's idempotent both decide
+      () => gcs({ strategy: 'always', idempotent: false }),
+    ];
+    for (const call of calls) expect(call).toThrow(TypeError);
+    // Each way alone type-checks and runs.
+    expect(gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, strategy: 'conditional' }).idempotent).toBe(true);
+    expect(gcs({ strategy: 'never', maxAttempts: 2 }).idempotent).toBe(false);
+    expect(gcs({ idempotent: () => true, deadlineMs: 1000 }).deadlineMs).toBe(1000);
+  });
+
   it('lets every field be overridden', () => {
     const preset = gcs({
       operation: 'objects.insert',
@@ -193,6 +217,7 @@ describe('gcs(), gcsIdempotency(): only own fields are options or preconditions'
     const dirty = polluted(fields, () => ({
       bare: (() => {
         try {
+          // @ts-expect-error no operation, strategy or idempotent: the type refuses it too
           gcs();
           return 'no error';
         } catch (error) {

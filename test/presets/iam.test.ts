@@ -139,6 +139,16 @@ describe('iam(): the values of the IAM retry guidance', () => {
     expect(call).toThrow(message);
   });
 
+  it('has types that refuse retryNotFound together with a retryable, which the runtime refuses', () => {
+    const mine = (): boolean => true;
+    // @ts-expect-error the caller's predicate replaces the preset's: the flag would do nothing
+    expect(() => iam({ retryNotFound: true, retryable: mine })).toThrow(TypeError);
+    // @ts-expect-error the same for iamReadModifyWrite
+    expect(() => iamReadModifyWrite({ read: async () => 1, modify: (n) => n, write: async () => 2 }, { retryNotFound: false, retryable: mine })).toThrow(TypeError);
+    expect(iam({ retryable: mine, maxAttempts: 2 }).retryable).toBe(mine);
+    expect(iam({ retryNotFound: true, maxAttempts: 2 }).maxAttempts).toBe(2);
+  });
+
   it('keeps retry()’s error as the cause of a renamed validation error', () => {
     try {
       iam({ maxAttempts: 0 });
