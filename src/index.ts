@@ -46,6 +46,7 @@ export {
   not,
   timedOut,
 } from './predicates.js';
+export type { PresetRetryOptions } from './presets/preset.js';
 export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
 export {
   GCS_OPERATIONS,

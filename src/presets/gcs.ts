@@ -4,8 +4,9 @@
  * again (from the operation idempotency table in `gcs-operations.ts`), as a frozen
  * `RetryOptions`.
  *
- * Sources: Cloud Storage "Truncated exponential backoff" (seeds 001, 002) and "Retry strategy"
- * (seed 003).
+ * Sources: Cloud Storage, "Truncated exponential backoff"
+ * (https://cloud.google.com/storage/docs/retry-strategy#exponential-backoff) and "Retry strategy"
+ * (https://cloud.google.com/storage/docs/retry-strategy).
  */
 import { anyOf, errorReason, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
@@ -16,7 +17,7 @@ import {
   checkStrategy,
   gcsIsIdempotent,
 } from './gcs-operations.js';
-import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 export {
   GCS_OPERATIONS,
@@ -125,7 +126,7 @@ const GCS_BACKOFF = /* @__PURE__ */ freezeBackoff({
 const GCS_DEADLINE_MS = 600_000;
 
 /*
- * 408, 429 and every 5xx (seeds 001–003 say "HTTP 5xx", not a list; ApiError carries the
+ * 408, 429 and every 5xx (Cloud Storage's pages say "HTTP 5xx", not a list; ApiError carries the
  * status in its numeric `code`); their gRPC counterparts for the gRPC API (DEADLINE_EXCEEDED,
  * RESOURCE_EXHAUSTED, INTERNAL, UNKNOWN, UNAVAILABLE); socket timeouts and dropped
  * connections; and the `errors[].reason` values that mark a transient failure whatever the
@@ -154,7 +155,7 @@ const GCS_TRANSIENT = /* @__PURE__ */ anyOf(
 
 const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
 
-const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
+const presetFor = (idempotent: boolean): PresetRetryOptions =>
   Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: GCS_TRANSIENT, idempotent });
 
 // Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
@@ -194,7 +195,7 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  * @throws {TypeError | RangeError} for an unknown operation, option or strategy, a bad value,
  *   no way to decide idempotency, or options that contradict each other.
  */
-export function gcs(options: GcsOptions): Readonly<RetryOptions> {
+export function gcs(options: GcsOptions): PresetRetryOptions {
   const { own, overrides } = optionsBag('gcs', options, GCS_OWN_KEYS);
   const { operation, preconditions, strategy, maxDelayMs } = own;
   const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);

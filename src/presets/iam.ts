@@ -3,12 +3,12 @@
  * how long to wait, and when to stop, as a frozen `RetryOptions`; and `iamReadModifyWrite`,
  * which reruns a whole read → modify → write of a policy when another writer got there first.
  *
- * Source: the IAM page "Retry failed requests" (seed 000).
+ * Source: IAM, "Retry failed requests" (https://cloud.google.com/iam/docs/retry-strategy).
  */
 import { describe } from '../describe.js';
 import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
-import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 /**
  * What every {@link iam} call may pass: any `RetryOptions` field to override, and the
@@ -82,7 +82,7 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
 
 const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
 
-const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
+const presetFor = (retryable: RetryPredicate): PresetRetryOptions =>
   Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable });
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
@@ -115,7 +115,7 @@ const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(/* @__PUR
  *
  * @throws {TypeError | RangeError} for an unknown option or a bad value, naming it.
  */
-export function iam(options?: IamOptions): Readonly<RetryOptions> {
+export function iam(options?: IamOptions): PresetRetryOptions {
   return iamPreset('iam', options, IAM, IAM_WITH_NOT_FOUND);
 }
 
@@ -123,9 +123,9 @@ export function iam(options?: IamOptions): Readonly<RetryOptions> {
 function iamPreset(
   name: string,
   options: IamOptions | undefined,
-  plain: Readonly<RetryOptions>,
-  withNotFound: Readonly<RetryOptions>,
-): Readonly<RetryOptions> {
+  plain: PresetRetryOptions,
+  withNotFound: PresetRetryOptions,
+): PresetRetryOptions {
   const { own, overrides } = optionsBag(name, options, IAM_OWN_KEYS);
   const { retryNotFound, maxDelayMs } = own;
   if (retryNotFound !== undefined && typeof retryNotFound !== 'boolean') {

@@ -13,7 +13,21 @@ import type { BackoffPolicy } from '../backoff.js';
 import { describe } from '../describe.js';
 import { isFiniteNumber } from '../numbers.js';
 import { readOptions } from '../options.js';
+import type { RetryPredicate } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
+
+/**
+ * What `iam()` and `gcs()` return: `RetryOptions` in which the preset's choices are always
+ * present, so they can be read and composed without a non-null assertion.
+ *
+ * @example
+ * const withQuota: RetryOptions = { ...iam(), retryable: anyOf(iam().retryable, httpStatus(429)) };
+ */
+export interface PresetRetryOptions extends Readonly<RetryOptions> {
+  readonly backoff: Readonly<BackoffPolicy>;
+  readonly deadlineMs: number;
+  readonly retryable: RetryPredicate;
+}
 
 /** A frozen backoff policy, its jitter object frozen too. */
 export type FrozenBackoff = Readonly<BackoffPolicy>;
@@ -102,10 +116,10 @@ function checkMaxDelay(name: string, value: unknown): number | undefined {
 export function buildPreset(
   name: string,
   ownKeys: readonly string[],
-  base: Readonly<RetryOptions>,
+  base: PresetRetryOptions,
   overrides: Record<string, unknown>,
   maxDelayMs: unknown,
-): Readonly<RetryOptions> {
+): PresetRetryOptions {
   const max = checkMaxDelay(name, maxDelayMs);
   if (max === undefined && isEmpty(overrides)) return base;
   const backoff = mergeBackoff(name, base.backoff, overrides.backoff, max);
@@ -114,14 +128,14 @@ export function buildPreset(
     if (overrides[key] !== undefined) merged[key] = overrides[key];
   }
   merged.backoff = backoff;
-  return validated(name, ownKeys, Object.freeze(merged) as Readonly<RetryOptions>);
+  return validated(name, ownKeys, Object.freeze(merged) as unknown as PresetRetryOptions);
 }
 
 /**
  * Validates a frozen preset with retry()'s validator (which also remembers it, so the first
  * retry() that gets it does no work) and returns it.
  */
-function validated(name: string, ownKeys: readonly string[], preset: Readonly<RetryOptions>): Readonly<RetryOptions> {
+function validated(name: string, ownKeys: readonly string[], preset: PresetRetryOptions): PresetRetryOptions {
   try {
     readOptions(preset);
   } catch (error) {
@@ -149,7 +163,23 @@ function mergeBackoff(
   for (const key of Object.keys(fields)) {
     if (fields[key] !== undefined) policy[key] = fields[key];
   }
+  if (fields.jitter === undefined) policy.jitter = scaledJitter(base, policy.initialDelayMs);
   return freezeBackoff(policy as unknown as BackoffPolicy);
+}
+
+/**
+ * The preset's additive jitter for another first delay. Google's formula adds "up to 1 s" to
+ * a 1 s first wait: the random part is as large as the first delay. Kept at 1 s under a 50 ms
+ * first delay and a 200 ms cap, it would swamp the schedule (every wait 200 ms, no backoff
+ * left); so it scales with the first delay, unless the caller chose a jitter. A first delay
+ * the validator will refuse leaves the jitter as it was, so the error names that field.
+ */
+function scaledJitter(base: Partial<BackoffPolicy> | undefined, initialDelayMs: unknown): unknown {
+  const jitter = base?.jitter;
+  const baseInitial = base?.initialDelayMs;
+  if (typeof jitter !== 'object' || jitter === null || baseInitial === undefined || baseInitial <= 0) return jitter;
+  if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0 || initialDelayMs === baseInitial) return jitter;
+  return { ...jitter, additiveMs: (jitter.additiveMs * initialDelayMs) / baseInitial };
 }
 
 /** retry()'s validation error, re-issued under the preset's name (same class, original as cause). */

@@ -194,7 +194,7 @@ describe('gcs(): whether the request may be resent', () => {
       backoff: { initialDelayMs: 250 },
     });
     expect(preset).toMatchObject({ idempotent: true, maxAttempts: 5, deadlineMs: 120_000 });
-    expect(preset.backoff).toEqual({ initialDelayMs: 250, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } });
+    expect(preset.backoff).toEqual({ initialDelayMs: 250, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 250 } });
     const mine = () => false;
     expect(gcs({ operation: 'objects.get', retryable: mine }).retryable).toBe(mine);
   });
@@ -269,7 +269,7 @@ describe('gcsIdempotency(operation, preconditions?)', () => {
 describe('gcs() in virtual time', () => {
   const clock = useVirtualClock();
 
-  it('retries a read on the seed’s schedule, capped at 64 s, until the 600 s deadline', async () => {
+  it('retries a read on the schedule of Google’s formula, capped at 64 s, until the 600 s deadline', async () => {
     const starts: number[] = [];
     const busy = apiError(503, 'backendError');
     const p = track(

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type AttemptContext,
@@ -10,6 +11,9 @@ import {
   computeDelay,
   iam,
   iamReadModifyWrite,
+  anyOf,
+  gcs,
+  httpStatus,
   retry,
 } from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
@@ -92,7 +96,8 @@ describe('iam(): the values of the IAM retry guidance', () => {
 
   it('lets every field be overridden; backoff merges field by field', async () => {
     const preset = iam({ maxDelayMs: 64_000, maxAttempts: 5, backoff: { initialDelayMs: 500 }, deadlineMs: 60_000 });
-    expect(preset.backoff).toEqual({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } });
+    // The random part follows the first delay (see the scaling tests below).
+    expect(preset.backoff).toEqual({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 500 } });
     expect(preset.maxAttempts).toBe(5);
     expect(preset.deadlineMs).toBe(60_000);
     expect(iam({ backoff: { maxDelayMs: 64_000 } }).backoff?.maxDelayMs).toBe(64_000);
@@ -219,10 +224,68 @@ describe('iam(): only the options object’s own fields are options', () => {
   });
 });
 
+describe('iam() and gcs(): the random part of Google’s formula scales with the first delay', () => {
+  it('gcs({ backoff: { initialDelayMs: 50, maxDelayMs: 200 } }) backs off 50–100 ms, 100–150 ms, then 200 ms', () => {
+    // Regression: the 1 s random part was kept, so every wait was the 200 ms cap.
+    const { backoff } = gcs({ operation: 'objects.get', backoff: { initialDelayMs: 50, maxDelayMs: 200 } });
+    expect(backoff.jitter).toEqual({ additiveMs: 50 });
+    expect([0, 1, 2].map((n) => [computeDelay(n, backoff, () => 0), computeDelay(n, backoff, () => 1)])).toEqual([
+      [50, 100],
+      [100, 150],
+      [200, 200],
+    ]);
+  });
+
+  it('property: without a jitter of yours the random part is at most the first delay; yours is kept as given', () => {
+    const presets = [
+      (backoff: Partial<BackoffPolicy>) => iam({ backoff }),
+      (backoff: Partial<BackoffPolicy>) => gcs({ strategy: 'always', backoff }),
+    ];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 60_000 }),
+        fc.integer({ min: 0, max: 600_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.option(fc.integer({ min: 0, max: 5000 }), { nil: undefined }),
+        (initialDelayMs, extra, draw, n, ownAdditive) => {
+          const maxDelayMs = initialDelayMs + extra;
+          const jitter = ownAdditive === undefined ? undefined : { additiveMs: ownAdditive };
+          for (const make of presets) {
+            const { backoff } = make({ initialDelayMs, maxDelayMs, jitter });
+            const additiveMs = ownAdditive ?? initialDelayMs;
+            expect(backoff.jitter).toEqual({ additiveMs });
+            const exponential = initialDelayMs * 2 ** n;
+            const delay = computeDelay(n, backoff, () => draw);
+            expect(delay).toBeGreaterThanOrEqual(Math.min(exponential, maxDelayMs));
+            expect(delay).toBeLessThanOrEqual(Math.min(exponential + additiveMs, maxDelayMs));
+          }
+        },
+      ),
+    );
+  });
+
+  it('keeps the 1 s random part when only the cap or other fields change', () => {
+    expect(iam({ maxDelayMs: 64_000 }).backoff.jitter).toEqual({ additiveMs: 1000 });
+    expect(gcs({ operation: 'objects.get', backoff: { multiplier: 3, initialDelayMs: 1000 } }).backoff.jitter).toEqual({ additiveMs: 1000 });
+    expect(iam({ backoff: { initialDelayMs: 2000, jitter: 'equal' } }).backoff.jitter).toBe('equal');
+  });
+
+  it('types retryable, backoff and deadlineMs as present, so a preset’s predicate composes without `!`', () => {
+    const withQuota = anyOf(iam().retryable, httpStatus(429));
+    expect(withQuota(http(429))).toBe(true);
+    expect(withQuota(http(503))).toBe(true);
+    expect(gcs({ operation: 'objects.get' }).retryable(http(404))).toBe(false);
+    const cap: number = iam().backoff.maxDelayMs;
+    const deadline: number = gcs({ strategy: 'never' }).deadlineMs;
+    expect([cap, deadline]).toEqual([32_000, 600_000]);
+  });
+});
+
 describe('iam() and iamReadModifyWrite() in virtual time', () => {
   const clock = useVirtualClock();
 
-  it('retries a 503 on the seed’s schedule and gives up at once when the next wait would pass 300 s', async () => {
+  it('retries a 503 on the schedule of Google’s formula and gives up at once when the next wait would pass 300 s', async () => {
     const starts: number[] = [];
     const unavailable = http(503);
     const p = track(
