@@ -5,7 +5,7 @@
  *
  * @example
  * // tenacious --preset gcs --max-attempts 5 -- gsutil cp big.tar gs://bucket/
- * // tenacious schedule --preset iam --attempts 8
+ * // tenacious schedule --preset iam --max-attempts 8
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -68,12 +68,14 @@ interface Running {
  * command is never left behind and its own status is the answer.
  */
 async function runWithRetries(request: RunRequest): Promise<number> {
-  const { quiet, maxAttempts, deadlineMs } = request;
+  const { quiet, maxAttempts, deadlineMs, attemptTimeoutMs } = request;
   const say = (line: string): void => {
     if (!quiet) process.stderr.write(`${line}\n`);
   };
   const stop = new AbortController();
   let running: Running | undefined;
+  /** The last run stopped by --attempt-timeout: its status is the answer if the retries end there. */
+  let timedOut: Running | undefined;
   let interruptedBy: NodeJS.Signals | undefined;
 
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -85,19 +87,29 @@ async function runWithRetries(request: RunRequest): Promise<number> {
   };
 
   const runOnce = async (ctx: AttemptContext): Promise<void> => {
+    // Never two copies at once: a run stopped by --attempt-timeout is waited for before the next.
+    if (timedOut !== undefined) await timedOut.outcome;
     const current = start(request);
     running = current;
     const { signal } = ctx;
+    // Which limit aborts this attempt: its own timeout if that comes before the deadline.
+    const byAttemptTimeout = attemptTimeoutMs < ctx.remainingMs;
     const onAbort = (): void => {
-      // Our own SIGINT/SIGTERM was already passed on; this is the deadline passing mid-run.
+      // Our own SIGINT/SIGTERM was already passed on; this is a time limit passing mid-run.
       if (!(signal.reason instanceof TimeoutError)) return;
-      say(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}; sending SIGTERM to the command`);
+      if (byAttemptTimeout) {
+        timedOut = current;
+        say(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout); sending SIGTERM to the command`);
+      } else {
+        say(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}; sending SIGTERM to the command`);
+      }
       current.child?.kill('SIGTERM');
     };
     signal.addEventListener('abort', onAbort);
     const outcome = await current.outcome;
     signal.removeEventListener('abort', onAbort);
-    running = undefined;
+    // A timed-out run may end after the next one started: leave that one in place.
+    if (running === current) running = undefined;
     const status = exitStatusOf(outcome, SIGNAL_NUMBERS);
     if (outcome.kind === 'exited' && status === 0) return;
     throw new CommandFailed(outcome, status);
@@ -110,18 +122,30 @@ async function runWithRetries(request: RunRequest): Promise<number> {
       backoff: request.backoff,
       maxAttempts,
       deadlineMs,
-      retryable: retryableExit(request.retryOn),
+      attemptTimeoutMs: Number.isFinite(attemptTimeoutMs) ? attemptTimeoutMs : undefined,
+      // A run stopped by --attempt-timeout is retried whatever --retry-on lists: it hung, it did not fail.
+      retryable: (error) => error instanceof TimeoutError || retryableExit(request.retryOn)(error),
       signal: stop.signal,
       onRetry: ({ attempt, error, delayMs }) => {
-        say(retryLine(attempt, maxAttempts, error instanceof CommandFailed ? error.message : String(error), delayMs));
+        const failure = error instanceof TimeoutError ? `timed out after ${formatDuration(attemptTimeoutMs)}` : error instanceof CommandFailed ? error.message : String(error);
+        say(retryLine(attempt, maxAttempts, failure, delayMs));
       },
     });
     return 0;
   } catch (error) {
+    const failure = error instanceof RetryError ? error.cause : error;
+    const lastTimedOut = timedOut !== undefined && (running === undefined || running === timedOut);
+    if (failure instanceof TimeoutError && lastTimedOut && interruptedBy === undefined && timedOut !== undefined) {
+      // The last attempt hit --attempt-timeout: once it has ended, its status is the answer.
+      const status = exitStatusOf(await timedOut.outcome, SIGNAL_NUMBERS);
+      if (error instanceof RetryError) {
+        say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${error.reason === 'deadline' ? 'deadline' : 'no attempts left'}): the last one timed out, exit code ${status}`);
+      }
+      return status;
+    }
     const stillRunning = running;
     if (stillRunning !== undefined) return exitStatusOf(await stillRunning.outcome, SIGNAL_NUMBERS);
     if (interruptedBy !== undefined) return 128 + (SIGNAL_NUMBERS[interruptedBy] ?? 0);
-    const failure = error instanceof RetryError ? error.cause : error;
     if (!(failure instanceof CommandFailed)) throw error;
     if (failure.outcome.kind === 'not-started') {
       process.stderr.write(`tenacious: ${failure.message}\n`);

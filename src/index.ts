@@ -46,9 +46,14 @@ export {
   not,
   timedOut,
 } from './predicates.js';
-export { type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
+export type { PresetRetryOptions } from './presets/preset.js';
+export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
 export {
   GCS_OPERATIONS,
+  type GcsByIdempotent,
+  type GcsByOperation,
+  type GcsByStrategy,
+  type GcsCommonOptions,
   type GcsIdempotency,
   type GcsOperation,
   type GcsOptions,

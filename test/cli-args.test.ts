@@ -102,6 +102,7 @@ describe('readArgs: run', () => {
       args: ['test'],
       backoff: { ...DEFAULT_BACKOFF },
       deadlineMs: 120_000,
+      attemptTimeoutMs: Number.POSITIVE_INFINITY,
       maxAttempts: Number.POSITIVE_INFINITY,
       retryOn: undefined,
       quiet: false,
@@ -163,6 +164,16 @@ describe('readArgs: run', () => {
     });
   });
 
+  it('scales a preset\'s additive jitter with --initial-delay, as iam() and gcs() do, unless --jitter is given', () => {
+    const scaled = readRun(['--preset', 'gcs', '--initial-delay', '50ms', '--max-delay', '200ms', '--', 'x']).backoff;
+    expect(scaled).toEqual(gcs({ strategy: 'always', backoff: { initialDelayMs: 50, maxDelayMs: 200 } }).backoff);
+    expect(scaled.jitter).toEqual({ additiveMs: 50 });
+    expect(readRun(['--preset', 'iam', '--initial-delay', '2s', '--', 'x']).backoff.jitter).toEqual({ additiveMs: 2000 });
+    const own = readRun(['--preset', 'iam', '--initial-delay', '50ms', '--jitter', 'additive:1s', '--', 'x']).backoff;
+    expect(own.jitter).toEqual({ additiveMs: 1000 });
+    expect(readRun(['--initial-delay', '50ms', '--', 'x']).backoff.jitter).toBe('full');
+  });
+
   it.each([
     ['full', 'full'],
     ['none', 'none'],
@@ -174,6 +185,24 @@ describe('readArgs: run', () => {
     expect(readRun(['--jitter', text, '--', 'x']).backoff.jitter).toEqual(jitter);
   });
 
+  it('takes the last value of a flag given twice, so a wrapper\'s defaults can be overridden', () => {
+    const request = readRun(['--deadline', '1s', '--preset', 'iam', '--deadline=2s', '--preset', 'gcs', '-q', '-q', '--', 'x']);
+    expect(request).toMatchObject({ deadlineMs: 2000, backoff: { maxDelayMs: 64_000 }, quiet: true });
+    expect(readRun(['--deadline', '1s', '--deadline', '3s', '--', 'x']).deadlineMs).toBe(3000);
+  });
+
+  it('takes the same flag names as schedule: --max-attempts and --attempt-timeout, with --attempts as the old name', () => {
+    expect(readRun(['--attempt-timeout', '1.5s', '--max-attempts', '4', '--', 'x'])).toMatchObject({ attemptTimeoutMs: 1500, maxAttempts: 4 });
+    expect(readRun(['--', 'x']).attemptTimeoutMs).toBe(Number.POSITIVE_INFINITY);
+    expect(readRun(['--attempts', '4', '--', 'x']).maxAttempts).toBe(4);
+    expect(readSchedule(['schedule', '--attempts', '7', '--attempt-timeout', '30s'])).toMatchObject({ attempts: 7, attemptTimeoutMs: 30_000 });
+    // The old and the new name are one flag: the last one counts.
+    expect(readSchedule(['schedule', '--attempts', '7', '--max-attempts', '8']).attempts).toBe(8);
+    expect(renderSchedule(readSchedule(['schedule', '--attempt-timeout', '30s'])).split('\n')[0]).toBe(
+      'default policy: wait 1s x2 up to 32s, jitter full, deadline 120s, attempt timeout 30s',
+    );
+  });
+
   it('--help wins over everything else', () => {
     expect(read(['--max-attempts', '0', '--help'])).toEqual({ kind: 'help' });
     expect(read(['schedule', '-h'])).toEqual({ kind: 'help' });
@@ -181,11 +210,12 @@ describe('readArgs: run', () => {
 });
 
 describe('readArgs: schedule', () => {
-  it('reads the preset and --attempts, 10 attempts by default', () => {
-    expect(readSchedule(['schedule', '--preset', 'gcs', '--attempts', '12'])).toEqual({
+  it('reads the preset and --max-attempts, 10 attempts by default', () => {
+    expect(readSchedule(['schedule', '--preset', 'gcs', '--max-attempts', '12'])).toEqual({
       kind: 'schedule',
       backoff: GCS_BACKOFF,
       deadlineMs: 600_000,
+      attemptTimeoutMs: Number.POSITIVE_INFINITY,
       attempts: 12,
       source: 'gcs preset',
     });
@@ -218,13 +248,29 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [[], 'missing the command to run'],
     [['--quiet', '--'], 'missing the command to run'],
     [['make', 'test'], 'unexpected argument "make": put the command after "--", as in: tenacious [options] -- make …'],
-    [['--attempts', '3', '--', 'x'], '--attempts does not apply to a run'],
     [['schedule', '--retry-on', '1'], '--retry-on does not apply to schedule'],
-    [['schedule', '--max-attempts', '3'], '--max-attempts does not apply to schedule'],
     [['schedule', '--', 'x'], 'schedule takes no command'],
     [['schedule', 'now'], 'schedule: unexpected argument "now"'],
+    [['schedule', '--max-attempts', '1'], '--max-attempts must be a whole number from 2 to 1000, got "1"'],
     [['schedule', '--attempts', '1'], '--attempts must be a whole number from 2 to 1000, got "1"'],
-    [['schedule', '--attempts', '1001'], 'got "1001"'],
+    [['schedule', '--max-attempts', '1001'], 'got "1001"'],
+    [['--attempt-timeout', '0s', '--', 'x'], '--attempt-timeout must be longer than 0, got "0s"'],
+    [['--attempt-timeout', '5', '--', 'x'], '--attempt-timeout: "5" has no unit: write 5s or 5ms'],
+    [['schedule', '--attempt-timeout', 'soon'], '--attempt-timeout: expected a duration such as 250ms, 1.5s or 2m, got "soon"'],
+    // Regression: 400 digits read as Infinity, which reached retry() and exited 70 with a stack trace.
+    [['--jitter', `additive:${'9'.repeat(400)}`, '--', 'x'], `--jitter additive: amount "${'9'.repeat(400)}" is too large`],
+    [['schedule', '--jitter', `additive:${'9'.repeat(400)}`], '--jitter additive: amount'],
+    [['--jitter', 'additive:1e400', '--', 'x'], '--jitter additive: expected a duration such as 250ms, 1.5s or 2m, got "1e400"'],
+    [['--jitter', 'additive:NaN', '--', 'x'], 'got "NaN"'],
+    [['--jitter', 'additive:', '--', 'x'], 'got "additive:"'],
+    [['--deadline', `${'9'.repeat(400)}ms`, '--', 'x'], 'is too large'],
+    [['--initial-delay', `${'9'.repeat(400)}s`, '--', 'x'], 'is too large'],
+    [['--max-delay', `${'9'.repeat(310)}ms`, '--', 'x'], 'is too large'],
+    [['--deadline', 'NaN', '--', 'x'], 'got "NaN"'],
+    [['--deadline', '', '--', 'x'], 'got ""'],
+    [['--max-attempts', '9'.repeat(400), '--', 'x'], '--max-attempts must be a whole number >= 1'],
+    [['--max-attempts', '', '--', 'x'], 'got ""'],
+    [['--max-attempts', '-1', '--', 'x'], 'got "-1"'],
   ])('%j', (argv, message) => {
     expect(usageError(argv)).toContain(message);
   });

@@ -183,6 +183,37 @@ describe('tenacious -- command', () => {
   });
 });
 
+// A command that counts its runs and hangs (as sleep itself, so SIGTERM ends it) until run number $2.
+const HANGS_UNTIL = `
+n=$(( $(cat "$1" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$1"
+[ "$n" -ge "$2" ] && exit 0
+exec sleep 30
+`;
+const hangsUntil = (counter: string, run: number): string[] => ['sh', '-c', HANGS_UNTIL, 'hangs', counter, String(run)];
+
+describe('--attempt-timeout', () => {
+  it('sends SIGTERM to a run still going after the timeout and retries it', async () => {
+    const counter = fresh('count');
+    const result = await runCli([...FAST, '--attempt-timeout', '400ms', '--', ...hangsUntil(counter, 2)]);
+    expect(result.code).toBe(0);
+    expect(count(counter)).toBe(2);
+    expect(result.stderr).toBe(
+      'tenacious: attempt 1 still running after 400ms (--attempt-timeout); sending SIGTERM to the command\n' +
+        'tenacious: attempt 1 failed (timed out after 400ms); retrying in 10ms\n',
+    );
+  });
+
+  it('retries a timed-out run whatever --retry-on lists, and exits with the last run\'s status when the attempts run out', async () => {
+    const counter = fresh('count');
+    const result = await runCli([...FAST, '--retry-on', '3', '--max-attempts', '2', '--attempt-timeout', '300ms', '--', ...hangsUntil(counter, 9)]);
+    expect(result.code).toBe(143);
+    expect(count(counter)).toBe(2);
+    expect(result.stderr).toContain('tenacious: attempt 1 of 2 failed (timed out after 300ms); retrying in 10ms\n');
+    expect(result.stderr).toContain('tenacious: giving up after 2 attempts (no attempts left): the last one timed out, exit code 143\n');
+  });
+});
+
 describe('signals', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('passes %s to the running command, stops retrying and exits with its status', async (signal) => {
     const counter = fresh('count');
@@ -232,10 +263,15 @@ describe('usage', () => {
     [['--deadline', '90', '--', 'true'], 'tenacious: --deadline: "90" has no unit: write 90s or 90ms'],
     [['--nope', '--', 'true'], 'tenacious: unknown option --nope'],
     [[], 'tenacious: missing the command to run'],
+    // Regression: a jitter amount too large for a double exited 70 with a stack trace.
+    [['--jitter', `additive:${'9'.repeat(400)}`, '--', 'true'], 'tenacious: --jitter additive: amount "999'],
+    [['schedule', '--jitter', `additive:${'9'.repeat(400)}`], 'tenacious: --jitter additive: amount "999'],
   ])('%j prints the problem and the usage to stderr and exits 2', async (args, message) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);
     expect(result.stderr.startsWith(message)).toBe(true);
+    // One line of problem, then the usage: never a stack trace.
+    expect(result.stderr.split('\n')[1]).toBe('');
     expect(result.stderr).toContain('\n\nUsage:\n');
     expect(result.stdout).toBe('');
   });
@@ -253,7 +289,7 @@ describe('usage', () => {
 
 describe('tenacious schedule', () => {
   it('prints the exact Cloud Storage waits per retry with the running total and a chart', async () => {
-    const result = await runCli(['schedule', '--preset', 'gcs', '--attempts', '12']);
+    const result = await runCli(['schedule', '--preset', 'gcs', '--max-attempts', '12']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     const lines = result.stdout.trimEnd().split('\n');

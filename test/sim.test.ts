@@ -1,6 +1,11 @@
 // The fleet simulator's key claims, on reduced scenarios that run in a few seconds, so that a
 // change to retry(), the backoff, the budget or the throttle cannot silently undo them.
 // `npm run sim` runs the full-size versions and writes the numbers quoted in the README.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { contention, contentionTrial } from '../bench/sim/contention.js';
 import { lockstep } from '../bench/sim/lockstep.js';
@@ -23,7 +28,7 @@ describe('fleet simulator: contention (AWS OCC model)', () => {
     expect(full.timeMs).toBeLessThan(6000);
   });
 
-  it('full jitter needs fewer calls and less time than none and than the seeds’ additive formula', async () => {
+  it('full jitter needs fewer calls and less time than none and than Google’s additive formula', async () => {
     const none = await contention(40, 'none', 3, 2);
     const additive = await contention(40, { additiveMs: 10 }, 3, 2);
     const full = await contention(40, 'full', 3, 2);
@@ -84,17 +89,47 @@ describe('fleet simulator: outage', () => {
 describe('fleet simulator: synchronisation at the cap', () => {
   const config = { clients: 800, outageMs: 240_000, measureFromMs: 100_000, seed: 11 };
 
-  it('the seeds’ formula marches in lockstep at the cap; full jitter and afterCap do not', async () => {
-    const seeds = await lockstep(config, { additiveMs: 1000 });
+  it('Google’s formula marches in lockstep at the cap; full jitter and afterCap do not', async () => {
+    const google = await lockstep(config, { additiveMs: 1000 });
     const afterCap = await lockstep(config, { additiveMs: 16_000, afterCap: true });
     const afterCapSmall = await lockstep(config, { additiveMs: 1000, afterCap: true });
     const full = await lockstep(config, 'full');
-    expect(seeds.peakPer100ms).toBeGreaterThan(3 * full.peakPer100ms);
-    expect(seeds.peakPer100ms).toBeGreaterThan(3 * afterCap.peakPer100ms);
+    expect(google.peakPer100ms).toBeGreaterThan(3 * full.peakPer100ms);
+    expect(google.peakPer100ms).toBeGreaterThan(3 * afterCap.peakPer100ms);
     // 1 s of jitter kept at a 32 s cap only widens the burst slowly, but it does widen it.
-    expect(afterCapSmall.peakPer100ms).toBeLessThan(seeds.peakPer100ms);
-    // Between two bursts the seeds' fleet sends nothing at all: the arrivals come in a pulse.
-    const quietWindows = seeds.arrivalsPer100ms.slice(1000, 2400).filter((n) => n === 0).length;
+    expect(afterCapSmall.peakPer100ms).toBeLessThan(google.peakPer100ms);
+    // Between two bursts a fleet on Google's formula sends nothing at all: the arrivals come in a pulse.
+    const quietWindows = google.arrivalsPer100ms.slice(1000, 2400).filter((n) => n === 0).length;
     expect(quietWindows).toBeGreaterThan(1000);
   });
+});
+
+describe('npm run sim: same seed, same bytes', () => {
+  /** Runs the simulator's entry point (scaled down) in its own process; its tables and charts. */
+  async function runSim(): Promise<Record<string, string>> {
+    const dir = mkdtempSync(join(tmpdir(), 'tenacious-sim-'));
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/sim/main.ts', dir], {
+        env: { ...process.env, SIM_SIZE: 'small' },
+        maxBuffer: 16 * 1024 * 1024,
+      });
+      const files: Record<string, string> = { 'stdout.md': stdout };
+      for (const name of readdirSync(dir).sort()) files[name] = readFileSync(join(dir, name), 'utf8');
+      return files;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('two runs print the same tables and draw the same charts, byte for byte', async () => {
+    const [a, b] = await Promise.all([runSim(), runSim()]);
+    expect(Object.keys(a)).toEqual([
+      'stdout.md',
+      'fleet-contention-calls.svg',
+      'fleet-contention-time.svg',
+      'fleet-lockstep.svg',
+      'fleet-outage-load.svg',
+    ]);
+    for (const name of Object.keys(a)) expect(b[name], name).toBe(a[name]);
+  }, 120_000);
 });

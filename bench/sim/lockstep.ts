@@ -1,5 +1,5 @@
 // Scenario 3, synchronisation at the cap. Many clients fail at the same moment (a long outage
-// starts) and keep retrying with a backoff capped at 32 s. The seeds' formula adds its jitter
+// starts) and keep retrying with a backoff capped at 32 s. Google's formula adds its jitter
 // before truncating, so once 2^n passes the cap every client waits exactly the cap: the fleet
 // keeps the arrival pattern it had when it reached the cap, and hits the server in bursts
 // every 32 s. Measured as the peak number of arrivals in one 100 ms window.
@@ -16,7 +16,7 @@ export interface LockstepConfig {
   seed: number;
 }
 
-/** The seeds' schedule: 1 s doubling to a 32 s cap; only the jitter varies. */
+/** The schedule of Google's IAM and Cloud Storage pages: 1 s doubling to a 32 s cap; only the jitter varies. */
 export const LOCKSTEP_BACKOFF = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 } as const;
 
 export interface LockstepResult {

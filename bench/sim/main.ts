@@ -1,7 +1,9 @@
-// `npm run sim`: the fleet simulator. Runs three scenarios through the real retry() in virtual
-// time, prints the results as markdown tables on stdout (progress goes to stderr) and writes
-// the charts to docs/fleet-*.svg. Seeded: every run prints and draws the same thing.
-import { writeFileSync } from 'node:fs';
+// `npm run sim [-- OUT_DIR]`: the fleet simulator. Runs three scenarios through the real retry()
+// in virtual time, prints the results as markdown tables on stdout (progress goes to stderr)
+// and writes the charts to docs/fleet-*.svg (or OUT_DIR). Seeded: every run prints and draws
+// the same bytes (test/sim.test.ts runs it twice, scaled down with SIM_SIZE=small, and compares).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_BACKOFF,
@@ -25,7 +27,11 @@ import {
 } from './report.js';
 
 const SEED = 20_150_304; // the AWS post's date; any fixed number would do
-const docs = (file: string): string => fileURLToPath(new URL(`../../docs/${file}`, import.meta.url));
+/** The same pipeline on small fleets, for the reproducibility test. */
+const SMALL = process.env.SIM_SIZE === 'small';
+const outDir = process.argv[2] ?? fileURLToPath(new URL('../../docs/', import.meta.url));
+mkdirSync(outDir, { recursive: true });
+const docs = (file: string): string => join(outDir, file);
 const started = performance.now();
 const progress = (message: string): void => {
   process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}\n`);
@@ -33,16 +39,16 @@ const progress = (message: string): void => {
 
 // --- Scenario 1: contention ----------------------------------------------------------------
 
-const CLIENTS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
-const TRIALS = 20;
+const CLIENTS = SMALL ? [10, 20] : [10, 20, 30, 40, 50, 60, 70, 80, 90, 100];
+const TRIALS = SMALL ? 2 : 20;
 /** retry()'s first delay; the AWS model's base 5 ms with its n starting at 1 (see contention.ts). */
 const FIRST_DELAY_MS = 2 * CONTENTION_BASE_MS;
 const KINDS: Array<{ name: string; jitter: Jitter }> = [
   { name: 'none', jitter: 'none' },
   { name: 'full', jitter: 'full' },
   { name: 'equal', jitter: 'equal' },
-  // The seeds' random part is up to one first delay (1 s on a 1 s base): scaled the same way.
-  { name: 'additive (seeds)', jitter: { additiveMs: FIRST_DELAY_MS } },
+  // Google's formula adds up to one first delay at random (1 s on a 1 s base): scaled the same way.
+  { name: "additive (Google's formula)", jitter: { additiveMs: FIRST_DELAY_MS } },
   { name: `default (${JSON.stringify(DEFAULT_BACKOFF.jitter).replaceAll('"', '')})`, jitter: DEFAULT_BACKOFF.jitter },
 ];
 
@@ -62,11 +68,11 @@ async function runContention(): Promise<ContentionRow[]> {
 // --- Scenario 2: outage --------------------------------------------------------------------
 
 const OUTAGE: OutageConfig = {
-  clients: 1000,
+  clients: SMALL ? 50 : 1000,
   beforeMs: 30_000,
   outageMs: 60_000,
   afterMs: 120_000,
-  capacityPerSec: 1200,
+  capacityPerSec: SMALL ? 60 : 1200,
   seed: SEED,
 };
 
@@ -102,10 +108,10 @@ async function runOutage(): Promise<OutageResult[]> {
 
 // --- Scenario 3: synchronisation at the cap ------------------------------------------------
 
-const LOCKSTEP = { clients: 2000, outageMs: 600_000, measureFromMs: 120_000, seed: SEED };
+const LOCKSTEP = { clients: SMALL ? 100 : 2000, outageMs: 600_000, measureFromMs: 120_000, seed: SEED };
 const LOCKSTEP_KINDS: Array<{ name: string; jitter: Jitter; charted: boolean }> = [
   { name: 'none', jitter: 'none', charted: false },
-  { name: 'additive 1 s, truncated (seeds)', jitter: { additiveMs: 1000 }, charted: true },
+  { name: "additive 1 s, truncated (Google's formula)", jitter: { additiveMs: 1000 }, charted: true },
   { name: 'additive 1 s, afterCap', jitter: { additiveMs: 1000, afterCap: true }, charted: true },
   { name: 'additive 16 s, afterCap', jitter: { additiveMs: 16_000, afterCap: true }, charted: false },
   { name: 'equal', jitter: 'equal', charted: false },

@@ -19,6 +19,7 @@ export interface VirtualClock {
 
 // Captured before any fake is installed (setImmediate is never faked here, but be explicit).
 const realSetImmediate = globalThis.setImmediate;
+const realSetTimeout = globalThis.setTimeout;
 const settle = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
 
 /** Installs a fake clock at time 0 over setTimeout, clearTimeout, performance and Date. */
@@ -27,6 +28,12 @@ export function installVirtualClock(): VirtualClock {
     now: 0,
     toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'],
   });
+  // A clock that is not faked (a runtime whose performance object cannot be patched) would
+  // let wall time into every number: the same seed would then draw different charts.
+  if (globalThis.performance.now() !== 0 || Date.now() !== 0 || globalThis.setTimeout === realSetTimeout) {
+    clock.uninstall();
+    throw new Error('virtual clock not in place: performance.now(), Date.now() or setTimeout is still the real one');
+  }
   return {
     now: () => clock.now,
     sleep: (ms) => new Promise((resolve) => clock.setTimeout(() => resolve(), ms)),

@@ -20,14 +20,19 @@ export const FLAGS = {
   preset: { type: 'string' },
   'max-attempts': { type: 'string' },
   deadline: { type: 'string' },
+  'attempt-timeout': { type: 'string' },
   'initial-delay': { type: 'string' },
   'max-delay': { type: 'string' },
   jitter: { type: 'string' },
   'retry-on': { type: 'string' },
+  /** The old name of `--max-attempts` in `tenacious schedule`, still accepted. */
   attempts: { type: 'string' },
 } as const;
 
-type FlagName = keyof typeof FLAGS;
+type FlagName = Exclude<keyof typeof FLAGS, 'attempts'>;
+
+/** Old flag names still accepted, and the flag each stands for. */
+const ALIASES: Readonly<Record<string, FlagName>> = { attempts: 'max-attempts' };
 
 /**
  * One token of `parseArgs({ tokens: true })`, as far as this module reads it.
@@ -76,6 +81,8 @@ export interface RunRequest {
   readonly args: readonly string[];
   readonly backoff: Readonly<BackoffPolicy>;
   readonly deadlineMs: number;
+  /** Time limit of one run of the command; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
   /** Total attempts, the first included; `Infinity` when only the deadline limits them. */
   readonly maxAttempts: number;
   /** Exit codes worth retrying; `undefined` means every non-zero code. */
@@ -93,6 +100,8 @@ export interface ScheduleRequest {
   readonly kind: 'schedule';
   readonly backoff: Readonly<BackoffPolicy>;
   readonly deadlineMs: number;
+  /** Time limit of one attempt, shown in the title; `Infinity` for none. */
+  readonly attemptTimeoutMs: number;
   /** Attempts to cover; the table has one row per retry, `attempts - 1` rows. */
   readonly attempts: number;
   /** How the policy was chosen, for the table's title. */
@@ -118,12 +127,11 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-/** Attempts shown by `schedule` without `--attempts`. */
+/** Attempts shown by `schedule` without `--max-attempts`. */
 const DEFAULT_SCHEDULE_ATTEMPTS = 10;
 const MAX_SCHEDULE_ATTEMPTS = 1000;
 
-const RUN_ONLY: readonly FlagName[] = ['max-attempts', 'retry-on', 'quiet'];
-const SCHEDULE_ONLY: readonly FlagName[] = ['attempts'];
+const RUN_ONLY: readonly FlagName[] = ['retry-on', 'quiet'];
 
 /**
  * Reads `argv` (without the node and script paths) into a request. Everything after the
@@ -141,20 +149,25 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
   const { tokens } = tokenize({ args: flagArgs, options: FLAGS, strict: false, allowPositionals: true, tokens: true });
 
   const values = new Map<FlagName, string | true>();
+  /** The name each flag was given under (`--attempts` or `--max-attempts`), for messages. */
+  const given = new Map<FlagName, string>();
   const positionals: string[] = [];
   for (const token of tokens) {
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     if (token.name === 'help') return { kind: 'help' };
+    // A flag given twice: the last one counts (getopt's habit), so a wrapper's defaults can be overridden.
     // Stryker disable next-line BooleanLiteral: equivalent. Only the presence of a boolean flag is read, never its value.
-    values.set(checkedFlag(token), token.value ?? true);
+    const name = checkedFlag(token);
+    values.set(name, token.value ?? true);
+    given.set(name, token.rawName);
   }
 
   if (positionals[0] === 'schedule') {
     if (positionals.length > 1) throw new UsageError(`schedule: unexpected argument ${describe(positionals[1])}`);
     if (commandLine !== undefined) throw new UsageError('schedule takes no command (found "--")');
     rejectFlags(values, RUN_ONLY, 'schedule');
-    return readSchedule(values);
+    return readSchedule(values, given);
   }
   if (positionals.length > 0) {
     const word = positionals[0] as string;
@@ -163,14 +176,13 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
   if (commandLine === undefined || commandLine.length === 0) {
     throw new UsageError('missing the command to run: tenacious [options] -- command [args…]');
   }
-  rejectFlags(values, SCHEDULE_ONLY, 'a run (it belongs to "tenacious schedule")');
-  return readRun(values, commandLine[0] as string, commandLine.slice(1));
+  return readRun(values, given, commandLine[0] as string, commandLine.slice(1));
 }
 
 function checkedFlag(token: { name: string; rawName: string; value?: string | undefined }): FlagName {
   if (!Object.hasOwn(FLAGS, token.name)) throw new UsageError(`unknown option ${token.rawName}`);
-  const name = token.name as FlagName;
-  const takesValue = FLAGS[name].type === 'string';
+  const takesValue = FLAGS[token.name as keyof typeof FLAGS].type === 'string';
+  const name = Object.hasOwn(ALIASES, token.name) ? (ALIASES[token.name] as FlagName) : (token.name as FlagName);
   if (takesValue && token.value === undefined) throw new UsageError(`${token.rawName} needs a value`);
   if (!takesValue && token.value !== undefined) {
     throw new UsageError(`${token.rawName} takes no value, got ${describe(token.value)}`);
@@ -184,8 +196,13 @@ function rejectFlags(values: ReadonlyMap<FlagName, unknown>, names: readonly Fla
   }
 }
 
-function readRun(values: ReadonlyMap<FlagName, string | true>, command: string, args: string[]): RunRequest {
-  const { backoff, deadlineMs } = readPolicy(values);
+function readRun(
+  values: ReadonlyMap<FlagName, string | true>,
+  given: ReadonlyMap<FlagName, string>,
+  command: string,
+  args: string[],
+): RunRequest {
+  const { backoff, deadlineMs, attemptTimeoutMs } = readPolicy(values);
   const attempts = stringFlag(values, 'max-attempts');
   const retryOn = stringFlag(values, 'retry-on');
   return {
@@ -194,20 +211,23 @@ function readRun(values: ReadonlyMap<FlagName, string | true>, command: string, 
     args,
     backoff,
     deadlineMs,
-    maxAttempts: attempts === undefined ? Number.POSITIVE_INFINITY : positiveInteger('--max-attempts', attempts, 1),
+    attemptTimeoutMs,
+    maxAttempts: attempts === undefined ? Number.POSITIVE_INFINITY : positiveInteger(given.get('max-attempts') ?? '--max-attempts', attempts, 1),
     retryOn: retryOn === undefined ? undefined : readExitCodes(retryOn),
     quiet: values.has('quiet'),
   };
 }
 
-function readSchedule(values: ReadonlyMap<FlagName, string | true>): ScheduleRequest {
-  const { backoff, deadlineMs, source } = readPolicy(values);
-  const attempts = stringFlag(values, 'attempts');
+function readSchedule(values: ReadonlyMap<FlagName, string | true>, given: ReadonlyMap<FlagName, string>): ScheduleRequest {
+  const { backoff, deadlineMs, attemptTimeoutMs, source } = readPolicy(values);
+  const attempts = stringFlag(values, 'max-attempts');
+  const flag = given.get('max-attempts') ?? '--max-attempts';
   return {
     kind: 'schedule',
     backoff,
     deadlineMs,
-    attempts: attempts === undefined ? DEFAULT_SCHEDULE_ATTEMPTS : positiveInteger('--attempts', attempts, 2, MAX_SCHEDULE_ATTEMPTS),
+    attemptTimeoutMs,
+    attempts: attempts === undefined ? DEFAULT_SCHEDULE_ATTEMPTS : positiveInteger(flag, attempts, 2, MAX_SCHEDULE_ATTEMPTS),
     source,
   };
 }
@@ -216,6 +236,7 @@ function readSchedule(values: ReadonlyMap<FlagName, string | true>): ScheduleReq
 function readPolicy(values: ReadonlyMap<FlagName, string | true>): {
   backoff: BackoffPolicy;
   deadlineMs: number;
+  attemptTimeoutMs: number;
   source: string;
 } {
   const presetName = stringFlag(values, 'preset');
@@ -231,6 +252,12 @@ function readPolicy(values: ReadonlyMap<FlagName, string | true>): {
     deadlineMs = duration('--deadline', deadline);
     if (deadlineMs <= 0) throw new UsageError(`--deadline must be longer than 0, got ${describe(deadline)}`);
   }
+  const timeout = stringFlag(values, 'attempt-timeout');
+  let attemptTimeoutMs = Number.POSITIVE_INFINITY;
+  if (timeout !== undefined) {
+    attemptTimeoutMs = duration('--attempt-timeout', timeout);
+    if (attemptTimeoutMs <= 0) throw new UsageError(`--attempt-timeout must be longer than 0, got ${describe(timeout)}`);
+  }
   const initial = stringFlag(values, 'initial-delay');
   if (initial !== undefined) backoff.initialDelayMs = duration('--initial-delay', initial);
   const max = stringFlag(values, 'max-delay');
@@ -242,10 +269,21 @@ function readPolicy(values: ReadonlyMap<FlagName, string | true>): {
   }
   const jitter = stringFlag(values, 'jitter');
   if (jitter !== undefined) backoff.jitter = readJitter(jitter);
+  else if (preset !== undefined) backoff.jitter = scaledJitter(preset.backoff, backoff.initialDelayMs);
 
   const source = presetName === undefined ? 'default policy' : `${presetName} preset`;
   const changed = [deadline, initial, max, jitter].some((v) => v !== undefined);
-  return { backoff, deadlineMs, source: changed ? `${source}, changed by flags` : source };
+  return { backoff, deadlineMs, attemptTimeoutMs, source: changed ? `${source}, changed by flags` : source };
+}
+
+/**
+ * A preset's additive jitter under another `--initial-delay`, as `iam()` and `gcs()` scale it:
+ * Google's formula adds up to one first delay at random, so the random part follows the base.
+ */
+function scaledJitter(preset: Readonly<BackoffPolicy>, initialDelayMs: number): Jitter {
+  const { jitter } = preset;
+  if (typeof jitter !== 'object' || initialDelayMs === preset.initialDelayMs) return jitter;
+  return { ...jitter, additiveMs: (jitter.additiveMs * initialDelayMs) / preset.initialDelayMs };
 }
 
 /** The value of a flag that takes one (checkedFlag made sure it has one), if given. */
@@ -280,6 +318,8 @@ function readJitter(text: string): Jitter {
   if (additive !== null) {
     const amount = additive[1] as string;
     const additiveMs = /^\d+(\.\d+)?$/.test(amount) ? Number(amount) : duration('--jitter additive', amount);
+    // 400 digits read as Infinity: refuse it here, as parseDuration does for a unit.
+    if (!Number.isFinite(additiveMs)) throw new UsageError(`--jitter additive: amount ${describe(amount)} is too large`);
     return { additiveMs };
   }
   throw new UsageError(`--jitter must be full, none, equal or additive:AMOUNT (e.g. additive:1000), got ${describe(text)}`);

@@ -61,6 +61,8 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
 export interface ScheduleSpec {
   readonly backoff: BackoffPolicy;
   readonly deadlineMs: number;
+  /** Time limit of one attempt, named in the title when finite. */
+  readonly attemptTimeoutMs?: number;
   /** Attempts covered, the first included: `attempts - 1` rows. */
   readonly attempts: number;
   /** Where the policy came from, e.g. `'gcs preset'`. */
@@ -82,7 +84,10 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const rows = scheduleRows(backoff, spec.attempts - 1);
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
-      `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}`,
+      `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
+      (spec.attemptTimeoutMs !== undefined && Number.isFinite(spec.attemptTimeoutMs)
+        ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs)}`
+        : ''),
     'Seconds waited before each retry over the whole jitter range (exact), and in total so far',
     '(the time the attempts themselves take comes on top).',
     '',

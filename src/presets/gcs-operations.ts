@@ -137,7 +137,7 @@ export type GcsRetryStrategy = 'always' | 'conditional' | 'never';
  * so the conditional rows can be picked out by type below.
  */
 const IDEMPOTENCY = {
-  // Buckets. Seed: all get and list requests; inserting or deleting buckets; testing bucket
+  // Buckets. The "Retry strategy" page: all get and list requests; inserting or deleting buckets; testing bucket
   // IAM permissions; locking retention policies are always idempotent. Updates and patches
   // need ifMetagenerationMatch or an ETag; setting the IAM policy needs its etag.
   'buckets.get': 'always',
@@ -151,7 +151,7 @@ const IDEMPOTENCY = {
   'buckets.update': 'conditional',
   'buckets.setIamPolicy': 'conditional',
 
-  // Objects. Seed: get and list are always idempotent; insert, copy, compose and rewrite
+  // Objects. The "Retry strategy" page: get and list are always idempotent; insert, copy, compose and rewrite
   // need ifGenerationMatch; delete needs ifGenerationMatch or a generation number; update
   // and patch need ifMetagenerationMatch or an ETag.
   'objects.get': 'always',
@@ -164,7 +164,7 @@ const IDEMPOTENCY = {
   'objects.patch': 'conditional',
   'objects.update': 'conditional',
 
-  // HMAC keys. Seed: deleting is always idempotent, updating needs an ETag, creating never
+  // HMAC keys. The "Retry strategy" page: deleting is always idempotent, updating needs an ETag, creating never
   // is (each call mints a new key).
   'hmacKeys.get': 'always',
   'hmacKeys.list': 'always',
@@ -172,14 +172,14 @@ const IDEMPOTENCY = {
   'hmacKeys.update': 'conditional',
   'hmacKeys.create': 'never',
 
-  // Pub/Sub notifications. Seed: deleting is always idempotent, creating never is (each call
+  // Pub/Sub notifications. The "Retry strategy" page: deleting is always idempotent, creating never is (each call
   // gets a new notification ID).
   'notifications.get': 'always',
   'notifications.list': 'always',
   'notifications.delete': 'always',
   'notifications.insert': 'never',
 
-  // Access control lists. Seed: creating, deleting, patching or updating bucket ACLs, object
+  // Access control lists. The "Retry strategy" page: creating, deleting, patching or updating bucket ACLs, object
   // ACLs and default object ACLs is never idempotent; reading them falls under "all get and
   // list requests".
   'bucketAccessControls.get': 'always',
@@ -201,7 +201,7 @@ const IDEMPOTENCY = {
   'defaultObjectAccessControls.patch': 'never',
   'defaultObjectAccessControls.update': 'never',
 
-  // Project service account. Seed: a get request, so always idempotent.
+  // Project service account. The "Retry strategy" page: a get request, so always idempotent.
   'serviceAccount.get': 'always',
 } as const satisfies Record<GcsOperation, GcsIdempotency>;
 
@@ -479,22 +479,30 @@ function editDistance(a: string, b: string): number {
 function presentPreconditions(preconditions: unknown): ReadonlySet<PreconditionField> {
   const present = new Set<PreconditionField>();
   if (preconditions === undefined || preconditions === null) return present;
-  if (typeof preconditions !== 'object' || Array.isArray(preconditions)) {
+  // A Map or an array has no precondition fields: reading none would silently turn retries off.
+  if (typeof preconditions !== 'object' || Object.prototype.toString.call(preconditions) !== '[object Object]') {
     throw new TypeError(
-      `Cloud Storage preconditions must be an object or undefined; got ${describe(preconditions)}`,
+      `Cloud Storage preconditions must be an object or undefined; got ${describePreconditions(preconditions)}`,
     );
   }
   const bag = preconditions as Record<string, unknown>;
   rejectMisspelledFields(bag);
 
   for (const field of PRECONDITION_FIELDS) {
-    const value = bag[field];
+    // Own fields only: `Object.prototype.ifGenerationMatch = 0` must not make a write look safe.
+    const value = Object.hasOwn(bag, field) ? bag[field] : undefined;
     if (value === undefined || value === null) continue;
     if (field === 'etag' ? checkEtag(value) : checkGeneration(field, value)) {
       present.add(field);
     }
   }
   return present;
+}
+
+/** describe() writes a Map as `{}`; name the kind of object instead. */
+function describePreconditions(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return describe(value);
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
 }
 
 /*

@@ -4,8 +4,9 @@
  * again (from the operation idempotency table in `gcs-operations.ts`), as a frozen
  * `RetryOptions`.
  *
- * Sources: Cloud Storage "Truncated exponential backoff" (seeds 001, 002) and "Retry strategy"
- * (seed 003).
+ * Sources: Cloud Storage, "Truncated exponential backoff"
+ * (https://cloud.google.com/storage/docs/retry-strategy#exponential-backoff) and "Retry strategy"
+ * (https://cloud.google.com/storage/docs/retry-strategy).
  */
 import { anyOf, errorReason, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
@@ -16,7 +17,7 @@ import {
   checkStrategy,
   gcsIsIdempotent,
 } from './gcs-operations.js';
-import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 export {
   GCS_OPERATIONS,
@@ -30,34 +31,88 @@ export {
 } from './gcs-operations.js';
 
 /**
- * Options of {@link gcs}: its own four, plus any `RetryOptions` field to override.
+ * What every {@link gcs} call may pass: any `RetryOptions` field to override (except
+ * `idempotent`, which is one of the three ways to decide safety, see {@link GcsOptions}),
+ * and the `maxDelayMs` shorthand.
  *
  * @example
- * const options: GcsOptions = { operation: 'objects.delete', preconditions: { generation }, deadlineMs: 60_000 };
- * await retry(() => file.delete(), gcs(options));
+ * const common: GcsCommonOptions = { maxDelayMs: 32_000, deadlineMs: 60_000 };
+ * await retry(() => file.download(), gcs({ ...common, operation: 'objects.get' }));
  */
-export interface GcsOptions extends RetryOptions {
-  /**
-   * The JSON API method the retried call makes, e.g. `'objects.get'`, `'objects.insert'`,
-   * `'buckets.setIamPolicy'`. Decides, with `preconditions` and `strategy`, whether a failed
-   * request may be resent. Required unless `strategy` is `'always'` or `'never'`, or you pass
-   * `idempotent` yourself.
-   */
-  operation?: GcsOperation;
-  /** The preconditions this request carries (`ifGenerationMatch: 0` counts). */
-  preconditions?: GcsPreconditions;
-  /**
-   * `'conditional'` (default): follow the idempotency table; a conditionally idempotent
-   * operation is retried only with its precondition. `'always'`: retry every operation.
-   * `'never'`: retry nothing.
-   */
-  strategy?: GcsRetryStrategy;
+export interface GcsCommonOptions extends Omit<RetryOptions, 'idempotent'> {
   /**
    * Shorthand for `backoff.maxDelayMs`, the cap on any one wait. Default 64 000 (Cloud
    * Storage: "typically 32 or 64 seconds"); any finite value > 0 is accepted.
    */
   maxDelayMs?: number;
 }
+
+/**
+ * `gcs()` judges from the operation: the JSON API method the retried call makes and the
+ * preconditions it carries, under a strategy.
+ *
+ * @example
+ * const options: GcsByOperation = { operation: 'objects.delete', preconditions: { generation } };
+ */
+export interface GcsByOperation extends GcsCommonOptions {
+  /**
+   * The JSON API method the retried call makes, e.g. `'objects.get'`, `'objects.insert'`,
+   * `'buckets.setIamPolicy'`. Decides, with `preconditions` and `strategy`, whether a failed
+   * request may be resent.
+   */
+  operation: GcsOperation;
+  /** The preconditions this request carries (`ifGenerationMatch: 0` counts). */
+  preconditions?: GcsPreconditions | undefined;
+  /**
+   * `'conditional'` (default): follow the idempotency table; a conditionally idempotent
+   * operation is retried only with its precondition. `'always'`: retry every operation.
+   * `'never'`: retry nothing.
+   */
+  strategy?: GcsRetryStrategy | undefined;
+  /** Decided by the operation: giving both throws. */
+  idempotent?: never;
+}
+
+/**
+ * `gcs()` without an operation: the caller decides, for every request, with `strategy`
+ * `'always'` (resend everything) or `'never'` (resend nothing).
+ *
+ * @example
+ * const options: GcsByStrategy = { strategy: 'always' };
+ */
+export interface GcsByStrategy extends GcsCommonOptions {
+  operation?: never;
+  preconditions?: never;
+  /** `'conditional'` needs an operation to look up. */
+  strategy: 'always' | 'never';
+  idempotent?: never;
+}
+
+/**
+ * `gcs()` without an operation: the caller's own `idempotent`, a boolean or a function of the
+ * attempt, decides.
+ *
+ * @example
+ * const options: GcsByIdempotent = { idempotent: ({ attempt }) => attempt < 3 };
+ */
+export interface GcsByIdempotent extends GcsCommonOptions {
+  operation?: never;
+  preconditions?: never;
+  strategy?: never;
+  /** Whether the request may be resent. */
+  idempotent: NonNullable<RetryOptions['idempotent']>;
+}
+
+/**
+ * Options of {@link gcs}: one way to decide whether a request may be resent (an `operation`,
+ * a `strategy` of `'always'` or `'never'`, or your own `idempotent`), plus any `RetryOptions`
+ * field to override. The type refuses what `gcs()` would throw for: no way to decide, or two.
+ *
+ * @example
+ * const options: GcsOptions = { operation: 'objects.delete', preconditions: { generation }, deadlineMs: 60_000 };
+ * await retry(() => file.delete(), gcs(options));
+ */
+export type GcsOptions = GcsByOperation | GcsByStrategy | GcsByIdempotent;
 
 /** Cloud Storage's backoff: `min(2^n + random_number_milliseconds/1000, 64)` seconds. */
 const GCS_BACKOFF = /* @__PURE__ */ freezeBackoff({
@@ -71,7 +126,7 @@ const GCS_BACKOFF = /* @__PURE__ */ freezeBackoff({
 const GCS_DEADLINE_MS = 600_000;
 
 /*
- * 408, 429 and every 5xx (seeds 001–003 say "HTTP 5xx", not a list; ApiError carries the
+ * 408, 429 and every 5xx (Cloud Storage's pages say "HTTP 5xx", not a list; ApiError carries the
  * status in its numeric `code`); their gRPC counterparts for the gRPC API (DEADLINE_EXCEEDED,
  * RESOURCE_EXHAUSTED, INTERNAL, UNKNOWN, UNAVAILABLE); socket timeouts and dropped
  * connections; and the `errors[].reason` values that mark a transient failure whatever the
@@ -100,7 +155,7 @@ const GCS_TRANSIENT = /* @__PURE__ */ anyOf(
 
 const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
 
-const presetFor = (idempotent: boolean): Readonly<RetryOptions> =>
+const presetFor = (idempotent: boolean): PresetRetryOptions =>
   Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: oneRetryLayer(GCS_TRANSIENT), idempotent });
 
 // Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
@@ -140,8 +195,9 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  * @throws {TypeError | RangeError} for an unknown operation, option or strategy, a bad value,
  *   no way to decide idempotency, or options that contradict each other.
  */
-export function gcs(options?: GcsOptions): Readonly<RetryOptions> {
-  const { operation, preconditions, strategy, maxDelayMs, ...overrides } = optionsBag('gcs', options);
+export function gcs(options: GcsOptions): PresetRetryOptions {
+  const { own, overrides } = optionsBag('gcs', options, GCS_OWN_KEYS);
+  const { operation, preconditions, strategy, maxDelayMs } = own;
   const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
   return buildPreset('gcs', GCS_OWN_KEYS, idempotent ? GCS_SAFE : GCS_UNSAFE, overrides, maxDelayMs);

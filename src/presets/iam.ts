@@ -3,33 +3,52 @@
  * how long to wait, and when to stop, as a frozen `RetryOptions`; and `iamReadModifyWrite`,
  * which reruns a whole read → modify → write of a policy when another writer got there first.
  *
- * Source: the IAM page "Retry failed requests" (seed 000).
+ * Source: IAM, "Retry failed requests" (https://cloud.google.com/iam/docs/retry-strategy).
  */
 import { describe } from '../describe.js';
 import { type RetryPredicate, aborted, anyOf, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
 import { type AttemptContext, type RetryOptions, retry } from '../retry.js';
-import { buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 /**
- * Options of {@link iam}: its own two, plus any `RetryOptions` field to override.
+ * What every {@link iam} call may pass: any `RetryOptions` field to override, and the
+ * `maxDelayMs` shorthand.
  *
  * @example
- * const options: IamOptions = { retryNotFound: true, maxDelayMs: 64_000, maxAttempts: 8 };
- * await retry(call, iam(options));
+ * const common: IamCommonOptions = { maxDelayMs: 64_000, maxAttempts: 8 };
  */
-export interface IamOptions extends RetryOptions {
-  /**
-   * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
-   * role created a moment ago may not be visible yet. Default `false`: a 404 usually means
-   * the name is wrong, and retrying it only delays the error by the whole deadline.
-   */
-  retryNotFound?: boolean;
+export interface IamCommonOptions extends Omit<RetryOptions, 'retryable'> {
   /**
    * Shorthand for `backoff.maxDelayMs`, the cap on any one wait. Default 32 000 (IAM's page:
    * "typically 32 or 64 seconds"); any finite value > 0 is accepted.
    */
   maxDelayMs?: number;
 }
+
+/**
+ * Options of {@link iam}: `retryNotFound` or your own `retryable` (not both: your predicate
+ * replaces the preset's, so the flag would do nothing, and `iam()` throws), plus any
+ * `RetryOptions` field to override.
+ *
+ * @example
+ * const options: IamOptions = { retryNotFound: true, maxDelayMs: 64_000, maxAttempts: 8 };
+ * await retry(call, iam(options));
+ */
+export type IamOptions =
+  | (IamCommonOptions & {
+      /**
+       * Also retry HTTP 404 / gRPC NOT_FOUND. IAM is eventually consistent: a service account or
+       * role created a moment ago may not be visible yet. Default `false`: a 404 usually means
+       * the name is wrong, and retrying it only delays the error by the whole deadline.
+       */
+      retryNotFound?: boolean | undefined;
+      retryable?: undefined;
+    })
+  | (IamCommonOptions & {
+      retryNotFound?: undefined;
+      /** Your own classification, replacing the preset's. */
+      retryable: RetryPredicate;
+    });
 
 /** IAM's backoff: `min(2^n + random_fraction, 32)` seconds, i.e. 1 s × 2 up to 32 s plus up to 1 s. */
 const IAM_BACKOFF = /* @__PURE__ */ freezeBackoff({
@@ -63,7 +82,7 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
 
 const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
 
-const presetFor = (retryable: RetryPredicate): Readonly<RetryOptions> =>
+const presetFor = (retryable: RetryPredicate): PresetRetryOptions =>
   Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable: oneRetryLayer(retryable) });
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
@@ -96,7 +115,7 @@ const IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND = /* @__PURE__ */ presetFor(/* @__PUR
  *
  * @throws {TypeError | RangeError} for an unknown option or a bad value, naming it.
  */
-export function iam(options?: IamOptions): Readonly<RetryOptions> {
+export function iam(options?: IamOptions): PresetRetryOptions {
   return iamPreset('iam', options, IAM, IAM_WITH_NOT_FOUND);
 }
 
@@ -104,10 +123,11 @@ export function iam(options?: IamOptions): Readonly<RetryOptions> {
 function iamPreset(
   name: string,
   options: IamOptions | undefined,
-  plain: Readonly<RetryOptions>,
-  withNotFound: Readonly<RetryOptions>,
-): Readonly<RetryOptions> {
-  const { retryNotFound, maxDelayMs, ...overrides } = optionsBag(name, options);
+  plain: PresetRetryOptions,
+  withNotFound: PresetRetryOptions,
+): PresetRetryOptions {
+  const { own, overrides } = optionsBag(name, options, IAM_OWN_KEYS);
+  const { retryNotFound, maxDelayMs } = own;
   if (retryNotFound !== undefined && typeof retryNotFound !== 'boolean') {
     throw new TypeError(`${name}: options.retryNotFound must be a boolean, got ${describe(retryNotFound)}`);
   }

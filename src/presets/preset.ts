@@ -13,30 +13,79 @@ import type { BackoffPolicy } from '../backoff.js';
 import { describe } from '../describe.js';
 import { isFiniteNumber } from '../numbers.js';
 import { readOptions } from '../options.js';
+import type { RetryPredicate } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
+
+/**
+ * What `iam()` and `gcs()` return: `RetryOptions` in which the preset's choices are always
+ * present, so they can be read and composed without a non-null assertion.
+ *
+ * @example
+ * const withQuota: RetryOptions = { ...iam(), retryable: anyOf(iam().retryable, httpStatus(429)) };
+ */
+export interface PresetRetryOptions extends Readonly<RetryOptions> {
+  readonly backoff: Readonly<BackoffPolicy>;
+  readonly deadlineMs: number;
+  readonly retryable: RetryPredicate;
+}
 
 /** A frozen backoff policy, its jitter object frozen too. */
 export type FrozenBackoff = Readonly<BackoffPolicy>;
 
-/** Freezes a backoff policy and, when the jitter is an object, a copy of it. */
+/**
+ * Freezes a backoff policy and, when the jitter is an object, a copy of it that has no
+ * prototype: `Object.prototype.afterCap = true` set by some other code must not reach a
+ * preset's jitter through an inherited read.
+ */
 export function freezeBackoff(policy: BackoffPolicy): FrozenBackoff {
   const { jitter } = policy;
   return Object.freeze({
     ...policy,
-    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze({ ...jitter }) : jitter,
+    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze(Object.assign(Object.create(null), jitter)) : jitter,
   });
 }
 
 /**
- * Throws a TypeError unless `options` is undefined or a plain object; returns it as a bag of
- * fields. `name` is the preset's name, used in messages.
+ * An options object's own enumerable fields, copied into an object without a prototype, so
+ * that nothing set on `Object.prototype` (pollution, or a careless polyfill) is read as an
+ * option. Throws a TypeError naming `where` for anything but a plain object: an array, a Map,
+ * a Date… has no option fields, and reading none from it would silently drop what the caller
+ * meant.
  */
-export function optionsBag(name: string, options: unknown): Record<string, unknown> {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${name}: options must be an object, got ${describe(options)}`);
+export function ownFields(where: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Object.prototype.toString.call(value) !== '[object Object]') {
+    throw new TypeError(`${where} must be an object, got ${describeBag(value)}`);
   }
-  return options as Record<string, unknown>;
+  const fields: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) fields[key] = (value as Record<string, unknown>)[key];
+  return fields;
+}
+
+/** describe() writes a Map as `{}`; name the kind of object instead. */
+function describeBag(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return describe(value);
+  return `a ${Object.prototype.toString.call(value).slice(8, -1)}`;
+}
+
+/**
+ * Throws a TypeError unless `options` is undefined or a plain object; returns its own fields
+ * (see {@link ownFields}) split into the preset's own options (`ownKeys`) and the
+ * `RetryOptions` overrides. `name` is the preset's name, used in messages.
+ */
+export function optionsBag(
+  name: string,
+  options: unknown,
+  ownKeys: readonly string[],
+): { own: Record<string, unknown>; overrides: Record<string, unknown> } {
+  const own: Record<string, unknown> = Object.create(null);
+  const overrides: Record<string, unknown> = Object.create(null);
+  if (options === undefined) return { own, overrides };
+  const fields = ownFields(`${name}: options`, options);
+  for (const key of Object.keys(fields)) {
+    if (ownKeys.includes(key)) own[key] = fields[key];
+    else overrides[key] = fields[key];
+  }
+  return { own, overrides };
 }
 
 /** True when no field of `bag` is set (fields set to `undefined` count as absent, as in retry()). */
@@ -67,10 +116,10 @@ function checkMaxDelay(name: string, value: unknown): number | undefined {
 export function buildPreset(
   name: string,
   ownKeys: readonly string[],
-  base: Readonly<RetryOptions>,
+  base: PresetRetryOptions,
   overrides: Record<string, unknown>,
   maxDelayMs: unknown,
-): Readonly<RetryOptions> {
+): PresetRetryOptions {
   const max = checkMaxDelay(name, maxDelayMs);
   if (max === undefined && isEmpty(overrides)) return base;
   const backoff = mergeBackoff(name, base.backoff, overrides.backoff, max);
@@ -79,14 +128,14 @@ export function buildPreset(
     if (overrides[key] !== undefined) merged[key] = overrides[key];
   }
   merged.backoff = backoff;
-  return validated(name, ownKeys, Object.freeze(merged) as Readonly<RetryOptions>);
+  return validated(name, ownKeys, Object.freeze(merged) as unknown as PresetRetryOptions);
 }
 
 /**
  * Validates a frozen preset with retry()'s validator (which also remembers it, so the first
  * retry() that gets it does no work) and returns it.
  */
-function validated(name: string, ownKeys: readonly string[], preset: Readonly<RetryOptions>): Readonly<RetryOptions> {
+function validated(name: string, ownKeys: readonly string[], preset: PresetRetryOptions): PresetRetryOptions {
   try {
     readOptions(preset);
   } catch (error) {
@@ -101,10 +150,7 @@ function mergeBackoff(
   override: unknown,
   maxDelayMs: number | undefined,
 ): FrozenBackoff {
-  if (override !== undefined && (typeof override !== 'object' || override === null || Array.isArray(override))) {
-    throw new TypeError(`${name}: options.backoff must be an object, got ${describe(override)}`);
-  }
-  const fields = (override ?? {}) as Record<string, unknown>;
+  const fields = override === undefined ? {} : ownFields(`${name}: options.backoff`, override);
   const explicitMax = fields.maxDelayMs;
   if (maxDelayMs !== undefined && explicitMax !== undefined && explicitMax !== maxDelayMs) {
     throw new TypeError(
@@ -117,7 +163,23 @@ function mergeBackoff(
   for (const key of Object.keys(fields)) {
     if (fields[key] !== undefined) policy[key] = fields[key];
   }
+  if (fields.jitter === undefined) policy.jitter = scaledJitter(base, policy.initialDelayMs);
   return freezeBackoff(policy as unknown as BackoffPolicy);
+}
+
+/**
+ * The preset's additive jitter for another first delay. Google's formula adds "up to 1 s" to
+ * a 1 s first wait: the random part is as large as the first delay. Kept at 1 s under a 50 ms
+ * first delay and a 200 ms cap, it would swamp the schedule (every wait 200 ms, no backoff
+ * left); so it scales with the first delay, unless the caller chose a jitter. A first delay
+ * the validator will refuse leaves the jitter as it was, so the error names that field.
+ */
+function scaledJitter(base: Partial<BackoffPolicy> | undefined, initialDelayMs: unknown): unknown {
+  const jitter = base?.jitter;
+  const baseInitial = base?.initialDelayMs;
+  if (typeof jitter !== 'object' || jitter === null || baseInitial === undefined || baseInitial <= 0) return jitter;
+  if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0 || initialDelayMs === baseInitial) return jitter;
+  return { ...jitter, additiveMs: (jitter.additiveMs * initialDelayMs) / baseInitial };
 }
 
 /** retry()'s validation error, re-issued under the preset's name (same class, original as cause). */

@@ -160,6 +160,30 @@ describe('gcs(): whether the request may be resent', () => {
     expect(call).toThrow(message);
   });
 
+  it('has types that refuse every call the runtime refuses for want of, or a clash between, ways to decide', () => {
+    const calls = [
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs(),
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs({}),
+      // @ts-expect-error no way to decide whether to resend
+      () => gcs({ maxAttempts: 3 }),
+      // @ts-expect-error 'conditional' needs an operation to look up
+      () => gcs({ strategy: 'conditional' }),
+      // @ts-expect-error preconditions without an operation
+      () => gcs({ preconditions: { ifGenerationMatch: 0 }, strategy: 'always' }),
+      // @ts-expect-error the operation and the caller's idempotent both decide
+      () => gcs({ operation: 'objects.get', idempotent: true }),
+      // @ts-expect-error the strategy and the caller's idempotent both decide
+      () => gcs({ strategy: 'always', idempotent: false }),
+    ];
+    for (const call of calls) expect(call).toThrow(TypeError);
+    // Each way alone type-checks and runs.
+    expect(gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, strategy: 'conditional' }).idempotent).toBe(true);
+    expect(gcs({ strategy: 'never', maxAttempts: 2 }).idempotent).toBe(false);
+    expect(gcs({ idempotent: () => true, deadlineMs: 1000 }).deadlineMs).toBe(1000);
+  });
+
   it('lets every field be overridden', () => {
     const preset = gcs({
       operation: 'objects.insert',
@@ -170,9 +194,63 @@ describe('gcs(): whether the request may be resent', () => {
       backoff: { initialDelayMs: 250 },
     });
     expect(preset).toMatchObject({ idempotent: true, maxAttempts: 5, deadlineMs: 120_000 });
-    expect(preset.backoff).toEqual({ initialDelayMs: 250, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } });
+    expect(preset.backoff).toEqual({ initialDelayMs: 250, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 250 } });
     const mine = () => false;
     expect(gcs({ operation: 'objects.get', retryable: mine }).retryable).toBe(mine);
+  });
+});
+
+/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
+function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fields)) proto[key] = value;
+  try {
+    return fn();
+  } finally {
+    for (const key of Object.keys(fields)) delete proto[key];
+  }
+}
+
+describe('gcs(), gcsIdempotency(): only own fields are options or preconditions', () => {
+  it('ignores options set on Object.prototype', () => {
+    const fields = { operation: 'objects.get', strategy: 'always', idempotent: true, preconditions: { ifGenerationMatch: 0 }, maxDelayMs: 5000 };
+    const dirty = polluted(fields, () => ({
+      bare: (() => {
+        try {
+          // @ts-expect-error no operation, strategy or idempotent: the type refuses it too
+          gcs();
+          return 'no error';
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })(),
+      insert: gcs({ operation: 'objects.insert' }),
+      get: gcs({ operation: 'objects.get' }),
+    }));
+    expect(dirty.bare).toMatch(/^gcs: options\.operation is required under strategy 'conditional'/);
+    expect(dirty.insert.idempotent).toBe(false);
+    expect(dirty.get).toBe(read);
+  });
+
+  it('ignores preconditions set on Object.prototype', () => {
+    const dirty = polluted({ ifGenerationMatch: 0, etag: 'e1' }, () => [
+      gcsPreconditionMet('objects.insert', {}),
+      gcsPreconditionMet('buckets.setIamPolicy', {}),
+      gcsIsIdempotent('objects.insert', {}, 'conditional'),
+      gcs({ operation: 'objects.insert', preconditions: {} }).idempotent,
+    ]);
+    expect(dirty).toEqual([false, false, false, false]);
+  });
+
+  it.each([
+    [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be an object, got a Map$/],
+    [() => gcs(['objects.get'] as never), /^gcs: options must be an object, got \["objects\.get"\]$/],
+    [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be an object, got a Map$/],
+    [() => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never), /preconditions must be an object or undefined; got a Map$/],
+    [() => gcsIdempotency('objects.insert', [0] as never), /preconditions must be an object or undefined; got array of length 1$/],
+  ])('refuses arrays and Maps as options or preconditions (%#)', (call, message) => {
+    expect(call).toThrow(TypeError);
+    expect(call).toThrow(message);
   });
 });
 
@@ -191,7 +269,7 @@ describe('gcsIdempotency(operation, preconditions?)', () => {
 describe('gcs() in virtual time', () => {
   const clock = useVirtualClock();
 
-  it('retries a read on the seed’s schedule, capped at 64 s, until the 600 s deadline', async () => {
+  it('retries a read on the schedule of Google’s formula, capped at 64 s, until the 600 s deadline', async () => {
     const starts: number[] = [];
     const busy = apiError(503, 'backendError');
     const p = track(

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type AttemptContext,
@@ -10,6 +11,9 @@ import {
   computeDelay,
   iam,
   iamReadModifyWrite,
+  anyOf,
+  gcs,
+  httpStatus,
   retry,
 } from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
@@ -92,7 +96,8 @@ describe('iam(): the values of the IAM retry guidance', () => {
 
   it('lets every field be overridden; backoff merges field by field', async () => {
     const preset = iam({ maxDelayMs: 64_000, maxAttempts: 5, backoff: { initialDelayMs: 500 }, deadlineMs: 60_000 });
-    expect(preset.backoff).toEqual({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } });
+    // The random part follows the first delay (see the scaling tests below).
+    expect(preset.backoff).toEqual({ initialDelayMs: 500, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 500 } });
     expect(preset.maxAttempts).toBe(5);
     expect(preset.deadlineMs).toBe(60_000);
     expect(iam({ backoff: { maxDelayMs: 64_000 } }).backoff?.maxDelayMs).toBe(64_000);
@@ -139,6 +144,16 @@ describe('iam(): the values of the IAM retry guidance', () => {
     expect(call).toThrow(message);
   });
 
+  it('has types that refuse retryNotFound together with a retryable, which the runtime refuses', () => {
+    const mine = (): boolean => true;
+    // @ts-expect-error the caller's predicate replaces the preset's: the flag would do nothing
+    expect(() => iam({ retryNotFound: true, retryable: mine })).toThrow(TypeError);
+    // @ts-expect-error the same for iamReadModifyWrite
+    expect(() => iamReadModifyWrite({ read: async () => 1, modify: (n) => n, write: async () => 2 }, { retryNotFound: false, retryable: mine })).toThrow(TypeError);
+    expect(iam({ retryable: mine, maxAttempts: 2 }).retryable).toBe(mine);
+    expect(iam({ retryNotFound: true, maxAttempts: 2 }).maxAttempts).toBe(2);
+  });
+
   it('keeps retry()’s error as the cause of a renamed validation error', () => {
     try {
       iam({ maxAttempts: 0 });
@@ -152,10 +167,125 @@ describe('iam(): the values of the IAM retry guidance', () => {
   });
 });
 
+/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
+function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>;
+  for (const [key, value] of Object.entries(fields)) proto[key] = value;
+  try {
+    return fn();
+  } finally {
+    for (const key of Object.keys(fields)) delete proto[key];
+  }
+}
+
+describe('iam(): only the options object’s own fields are options', () => {
+  it('ignores fields set on Object.prototype', () => {
+    const clean = { plain: iam(), three: iam({ maxAttempts: 3 }) };
+    const fields = { retryNotFound: true, maxDelayMs: 5000, backoff: { initialDelayMs: 1 }, afterCap: true };
+    const dirty = polluted(fields, () => {
+      const plain = iam();
+      const three = iam({ maxAttempts: 3 });
+      return {
+        plain,
+        three,
+        notFound: retryable(plain, http(404)),
+        capped: computeDelay(10, plain.backoff as BackoffPolicy, () => 1),
+        ownJitter: computeDelay(10, iam({ backoff: { jitter: { additiveMs: 500 } } }).backoff as BackoffPolicy, () => 1),
+      };
+    });
+    expect(dirty.plain).toBe(clean.plain);
+    expect(dirty.three).toEqual(clean.three);
+    expect(dirty.three.retryable).toBe(clean.three.retryable);
+    expect(dirty.notFound).toBe(false);
+    // afterCap inherited from Object.prototype would keep the jitter past the 32 s cap.
+    expect(dirty.capped).toBe(32_000);
+    expect(dirty.ownJitter).toBe(32_000);
+  });
+
+  it('iamReadModifyWrite ignores them too: a 404 is not retried without its own retryNotFound', async () => {
+    const error = http(404);
+    const read = vi.fn(() => Promise.reject(error));
+    const run = polluted({ retryNotFound: true }, () =>
+      iamReadModifyWrite({ read, modify: (p: unknown) => p, write: async () => 'written' }, { deadlineMs: 500 }),
+    );
+    await expect(run).rejects.toBe(error);
+    expect(read).toHaveBeenCalledTimes(1);
+  });
+
+  it.each([
+    [new Map([['maxAttempts', 3]]), /^iam: options must be an object, got a Map$/],
+    [[['maxAttempts', 3]], /^iam: options must be an object, got \[\["maxAttempts",3\]\]$/],
+    [new Date(0), /^iam: options must be an object, got a Date$/],
+    [{ backoff: new Map([['initialDelayMs', 50]]) }, /^iam: options\.backoff must be an object, got a Map$/],
+    [{ backoff: [50] }, /^iam: options\.backoff must be an object, got \[50\]$/],
+  ])('refuses %o: arrays and Maps are not options objects', (options, message) => {
+    expect(() => iam(options as never)).toThrow(TypeError);
+    expect(() => iam(options as never)).toThrow(message);
+  });
+});
+
+describe('iam() and gcs(): the random part of Google’s formula scales with the first delay', () => {
+  it('gcs({ backoff: { initialDelayMs: 50, maxDelayMs: 200 } }) backs off 50–100 ms, 100–150 ms, then 200 ms', () => {
+    // Regression: the 1 s random part was kept, so every wait was the 200 ms cap.
+    const { backoff } = gcs({ operation: 'objects.get', backoff: { initialDelayMs: 50, maxDelayMs: 200 } });
+    expect(backoff.jitter).toEqual({ additiveMs: 50 });
+    expect([0, 1, 2].map((n) => [computeDelay(n, backoff, () => 0), computeDelay(n, backoff, () => 1)])).toEqual([
+      [50, 100],
+      [100, 150],
+      [200, 200],
+    ]);
+  });
+
+  it('property: without a jitter of yours the random part is at most the first delay; yours is kept as given', () => {
+    const presets = [
+      (backoff: Partial<BackoffPolicy>) => iam({ backoff }),
+      (backoff: Partial<BackoffPolicy>) => gcs({ strategy: 'always', backoff }),
+    ];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 60_000 }),
+        fc.integer({ min: 0, max: 600_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.option(fc.integer({ min: 0, max: 5000 }), { nil: undefined }),
+        (initialDelayMs, extra, draw, n, ownAdditive) => {
+          const maxDelayMs = initialDelayMs + extra;
+          const jitter = ownAdditive === undefined ? undefined : { additiveMs: ownAdditive };
+          for (const make of presets) {
+            const { backoff } = make({ initialDelayMs, maxDelayMs, jitter });
+            const additiveMs = ownAdditive ?? initialDelayMs;
+            expect(backoff.jitter).toEqual({ additiveMs });
+            const exponential = initialDelayMs * 2 ** n;
+            const delay = computeDelay(n, backoff, () => draw);
+            expect(delay).toBeGreaterThanOrEqual(Math.min(exponential, maxDelayMs));
+            expect(delay).toBeLessThanOrEqual(Math.min(exponential + additiveMs, maxDelayMs));
+          }
+        },
+      ),
+    );
+  });
+
+  it('keeps the 1 s random part when only the cap or other fields change', () => {
+    expect(iam({ maxDelayMs: 64_000 }).backoff.jitter).toEqual({ additiveMs: 1000 });
+    expect(gcs({ operation: 'objects.get', backoff: { multiplier: 3, initialDelayMs: 1000 } }).backoff.jitter).toEqual({ additiveMs: 1000 });
+    expect(iam({ backoff: { initialDelayMs: 2000, jitter: 'equal' } }).backoff.jitter).toBe('equal');
+  });
+
+  it('types retryable, backoff and deadlineMs as present, so a preset’s predicate composes without `!`', () => {
+    const withQuota = anyOf(iam().retryable, httpStatus(429));
+    expect(withQuota(http(429))).toBe(true);
+    expect(withQuota(http(503))).toBe(true);
+    expect(gcs({ operation: 'objects.get' }).retryable(http(404))).toBe(false);
+    const cap: number = iam().backoff.maxDelayMs;
+    const deadline: number = gcs({ strategy: 'never' }).deadlineMs;
+    expect([cap, deadline]).toEqual([32_000, 600_000]);
+  });
+});
+
 describe('iam() and iamReadModifyWrite() in virtual time', () => {
   const clock = useVirtualClock();
 
-  it('retries a 503 on the seed’s schedule and gives up at once when the next wait would pass 300 s', async () => {
+  it('retries a 503 on the schedule of Google’s formula and gives up at once when the next wait would pass 300 s', async () => {
     const starts: number[] = [];
     const unavailable = http(503);
     const p = track(

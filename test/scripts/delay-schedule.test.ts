@@ -50,7 +50,7 @@ describe('sampleSchedule', () => {
       expect(row.median).toBeCloseTo(middle, -2); // within 50 ms
       expect(row.max).toBeCloseTo(high, -1);
     }
-    // At the cap the seeds' formula leaves no spread: every run waits exactly 32 s.
+    // At the cap Google's formula leaves no spread: every run waits exactly 32 s.
     expect(rows[6]).toMatchObject({ min: 32_000, median: 32_000, max: 32_000 });
   });
 
