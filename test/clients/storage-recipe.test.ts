@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { CRC32C, type File, Storage, type StorageOptions } from '@google-cloud/storage';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type GcsOptions, RetryError, gcs, retry } from '../../src/index.js';
+import { type GcsCommonOptions, RetryError, gcs, retry } from '../../src/index.js';
 import { failureOf, isLoopback, watchConnections } from './loopback.js';
 import { type ScriptedServer, recipeRegionsOf, recipesShow, scriptedServer } from './recipe-kit.js';
 
@@ -17,14 +17,14 @@ const RECIPE_OPTIONS: StorageOptions = { retryOptions: { autoRetry: false }, tim
 
 // recipe:begin
 // A read is always safe to resend.
-async function download(file: File, options: GcsOptions = {}): Promise<Buffer> {
+async function download(file: File, options: GcsCommonOptions = {}): Promise<Buffer> {
   const [contents] = await retry(() => file.download(), gcs({ operation: 'objects.get', ...options }));
   return contents;
 }
 
 // A write is safe to resend only with a precondition: ifGenerationMatch 0 means "only if the
 // object does not exist yet", so a resent upload cannot overwrite anything.
-async function create(file: File, contents: Buffer | string, options: GcsOptions = {}): Promise<void> {
+async function create(file: File, contents: Buffer | string, options: GcsCommonOptions = {}): Promise<void> {
   await retry(
     () => file.save(contents, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 } }),
     gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, ...options }),
@@ -46,7 +46,7 @@ function uploaded(contents: string) {
 }
 
 /** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
-const fast: GcsOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
+const fast: GcsCommonOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
 
 let server: ScriptedServer | undefined;
 let connections: ReturnType<typeof watchConnections>;
