@@ -15,7 +15,7 @@ import { isFiniteNumber } from './numbers.js';
  * const hedger = createHedger({ percentile: 0.99, minDelayMs: 20, maxDelayMs: 2_000, maxExtraLoad: 0.02 });
  */
 export interface HedgerOptions {
-  /** Which latency percentile of recent successful attempts is the hedging delay. In (0, 1]; default 0.95. */
+  /** Which percentile of recent first-attempt latencies is the hedging delay. In (0, 1]; default 0.95. */
   percentile?: number;
   /** How many recent latencies the window keeps. An integer in [1, 10 000]; default 100. */
   windowSize?: number;
@@ -72,8 +72,9 @@ const states = new WeakMap<Hedger, HedgerState>();
  * Creates the shared state of adaptive hedging. Give one hedger to every `hedge()` call to the
  * same backend:
  *
- * - the hedging delay is the `percentile` of the latencies of the last `windowSize` successful
- *   attempts (the winner of each call, timed from its own start), clamped to
+ * - the hedging delay is the `percentile` of how long the first attempt of each of the last
+ *   `windowSize` successful calls took (when a hedge won, how long it had run by then: a lower
+ *   bound above the delay, which leaves the percentile true), clamped to
  *   [`minDelayMs`, `maxDelayMs`]; while the window is empty it is `maxDelayMs`;
  * - each call adds `maxExtraLoad` to an allowance and each hedge takes 1 from it; a hedge is
  *   sent only while a whole one is left. The allowance starts at 1 and holds at most 10, so

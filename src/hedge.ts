@@ -30,7 +30,7 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  *   (`'attempts'`, `'budget'` or `'deadline'`, `cause` the last error);
  * - the delay is `delayMs`, or adaptive: the hedger's percentile of recent latencies;
  * - every extra attempt needs the `hedger`'s extra-load allowance and the `budget`'s consent;
- *   when refused, the attempts already running go on alone;
+ *   a refused hedge is asked for again one delay later, while the attempts running go on;
  * - `idempotent: false`: exactly one attempt, its error passed on unchanged;
  * - settles no later than `deadlineMs` (`RetryError` `'deadline'`, all attempts aborted with a
  *   `TimeoutError`), and at once with `signal.reason` when the caller's signal aborts.
@@ -146,8 +146,9 @@ class HedgedCall<T> implements Timed, AbortWatcher {
       });
       return this.#fail(new RetryError('deadline', this.#started, t - this.#startedAt, timeout), timeout);
     }
-    // Refused (out of allowance or budget): the attempts running go on alone.
-    if (this.#hedge(t, 'delay', undefined) !== undefined) this.#nextHedgeAt = Infinity;
+    // Refused by the allowance or the budget: ask again one delay later, so that what little
+    // allowance there is goes to the calls that are still waiting then, the slowest ones.
+    if (this.#hedge(t, 'delay', undefined) === 'budget') this.#nextHedgeAt = t + Math.max(1, this.#delayMs);
     if (!this.#settled) this.#requeue();
   }
 
@@ -181,7 +182,11 @@ class HedgedCall<T> implements Timed, AbortWatcher {
   #attemptSucceeded(attempt: Attempt, value: T): void {
     if (this.#settled || attempt.done) return;
     const { hedger, budget } = this.config;
-    if (hedger !== undefined) hedger.window.record(steadyNow() - attempt.startedAt);
+    // How long the first attempt took, or at least took: when a hedge wins, the first attempt
+    // was still running. Censored values all lie above the delay, so a percentile at or below
+    // the one the delay is read from stays true, and the share of calls that hedge stays near
+    // 1 − percentile (timing the winner from its own start would make the delay ever shorter).
+    if (hedger !== undefined) hedger.window.record(steadyNow() - this.#startedAt);
     attempt.done = true;
     this.#finish(new DOMException(`hedged attempt ${attempt.attempt} won`, 'AbortError'));
     try {

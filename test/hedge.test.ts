@@ -258,6 +258,22 @@ describe('hedge(): idempotency and limits', () => {
     expect({ calls: hedger.calls, hedges: hedger.hedges }).toEqual({ calls: 6, hedges: 4 });
   });
 
+  it('asks again one delay later for a hedge the allowance refused, so the slowest calls get it', async () => {
+    const hedger = createHedger({ maxExtraLoad: 0.5 });
+    const options = { delayMs: 20, hedger, deadlineMs: 200 };
+    const calls = [backend(), backend(), backend(), backend()];
+    const results = [];
+    for (const [i, at] of [0, 25, 30, 55].entries()) {
+      await clock.tickAsync(at - Date.now());
+      results.push(track(hedge((calls[i] as ReturnType<typeof backend>).fn, options)));
+    }
+    await clock.tickAsync(300);
+    // Allowance: 1.5 → hedge at 20 → 0.5; 1 → hedge at 45 → 0; 0.5, refused at 50; 1 at 55;
+    // the third call asks again at 70 and gets it; the fourth is refused at 75, 95, …
+    expect(calls.map((c) => c.starts)).toEqual([[0, 20], [25, 45], [30, 70], [55]]);
+    expect(results.map((r) => (r.error as RetryError).reason)).toEqual(['deadline', 'deadline', 'deadline', 'deadline']);
+  });
+
   it('adapts the delay to the hedger’s percentile of recent latencies, within floor and cap', async () => {
     const hedger = createHedger({ percentile: 0.9, windowSize: 10, minDelayMs: 5, maxDelayMs: 400, maxExtraLoad: 1 });
     expect(hedger.delayMs).toBe(400); // empty window: the cap
@@ -274,7 +290,8 @@ describe('hedge(): idempotency and limits', () => {
     await clock.tickAsync(100);
     expect(starts.map((s) => s - t0)).toEqual([0, 90]);
     expect(p.value).toBe('#2');
-    // The winner's latency, timed from its own start (10 ms), entered the window.
+    // The window keeps how long first attempts took: at least 100 ms here, as a hedge won then.
+    expect(hedger.delayMs).toBe(100);
     const floor = createHedger({ minDelayMs: 5, windowSize: 1 });
     const q = hedge(() => 'instant', { hedger: floor });
     await q;
