@@ -6,6 +6,8 @@
  */
 import { describe } from './describe.js';
 import { retryAfterMsOf } from './errors.js';
+import { type HedgeOptions, hedge } from './hedge.js';
+import { readHedgeOptions } from './hedge-options.js';
 import { notSent } from './not-sent.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
@@ -55,6 +57,13 @@ export interface RetryFetchOptions extends RetryOptions {
    * fetch does, and a body that breaks later fails when you read it.
    */
   bufferBody?: boolean;
+  /**
+   * Hedge GET and HEAD requests (see `hedge()`): within each attempt, when the response has
+   * not arrived after the hedging delay, the same request is sent again; the first response
+   * is used and the other requests are aborted, their bodies cancelled. Other methods are never
+   * hedged. The deadline, signal and retry policy are the call's. Default: no hedging.
+   */
+  hedge?: Pick<HedgeOptions, 'delayMs' | 'hedger' | 'maxAttempts' | 'onHedge' | 'budget'>;
 }
 
 /**
@@ -135,7 +144,7 @@ const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS
  * const csv = await res.text();
  */
 export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
-  const { fetch: fetchOption, maxRetryAfterMs = Infinity, bufferBody, ...retryOptions } = readFetchOptions(options);
+  const { fetch: fetchOption, maxRetryAfterMs = Infinity, bufferBody, hedge: hedging, ...retryOptions } = readFetchOptions(options);
   const send = fetchOption ?? globalThis.fetch;
   if (typeof send !== 'function') {
     throw new TypeError(`retryFetch: globalThis.fetch is ${describe(send)}; pass options.fetch`);
@@ -199,10 +208,18 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     plan.replayable &&
     ((typeof rule === 'function' ? rule(ctx) : rule) || notSent(judgedError));
 
+  // A hedged attempt is a race of copies; when all of them fail, retry() judges the last failure
+  // as it would a single attempt's (hedge() wraps it in a RetryError).
+  const hedged = (ctx: AttemptContext): Promise<Response> =>
+    hedge(attempt, { ...hedging, signal: ctx.signal, deadlineMs: Infinity, retryable }).catch((error: unknown) => {
+      throw error instanceof RetryError ? error.cause : error;
+    });
+  const readOnly = plan.method === 'GET' || plan.method === 'HEAD';
+
   const callSignal = eitherSignal(plan.callerSignal, retryOptions.signal);
   let call: Promise<Response>;
   try {
-    call = retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
+    call = retry(hedging !== undefined && readOnly ? hedged : attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
   } catch (error) {
     // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
@@ -211,6 +228,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   return call.then(
     (response) => {
       callSignal.dispose();
+      // A hedged copy that failed while another won may still hold its response.
+      release();
       return handOver(response, plan.callerSignal);
     },
     (error: unknown) => {
@@ -428,5 +447,24 @@ function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOpt
   if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
     throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
   }
+  if (options.hedge !== undefined) readFetchHedge(options.hedge);
   return options;
+}
+
+/** Checks `options.hedge` as hedge() would, naming the field as retryFetch's. */
+function readFetchHedge(value: unknown): void {
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`retryFetch: options.hedge must be an object, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!['delayMs', 'hedger', 'maxAttempts', 'onHedge', 'budget'].includes(key)) {
+      throw new TypeError(`retryFetch: unknown option hedge.${key} (known: delayMs, hedger, maxAttempts, onHedge, budget)`);
+    }
+  }
+  try {
+    readHedgeOptions(value);
+  } catch (error) {
+    const e = error as Error;
+    throw new (e.constructor as typeof Error)(e.message.replace(/^hedge: options\./, 'retryFetch: options.hedge.'));
+  }
 }

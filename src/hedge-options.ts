@@ -49,7 +49,7 @@ export interface HedgeOptions {
   deadlineMs?: number;
   /** Is this error transient? A transient error starts the next attempt at once; any other ends the call. Default `isTransient`. */
   retryable?: RetryPredicate;
-  /** Is the operation safe to send twice? Default `true`. When false, exactly one attempt is made. */
+  /** Is the operation safe to send twice? Default `true`. Asked once, with the first attempt's context, before it starts; when false, exactly one attempt is made. */
   idempotent?: boolean | ((ctx: AttemptContext) => boolean);
   /** Aborting it rejects at once with `signal.reason` and aborts every attempt. */
   signal?: AbortSignal;
