@@ -79,6 +79,17 @@ describe('hedge(): timing and winners', () => {
     expect(p.value).toBe('#3');
   });
 
+  it('swallows a loser that rejects after the call has settled (no unhandled rejection)', async () => {
+    // The first attempt does not listen to its signal and fails late; the setup file fails
+    // this test if that rejection goes unhandled.
+    const { fn } = backend({ ms: 100, error: httpError(500), ignoreAbort: true }, { ms: 5 });
+    const p = track(hedge(fn, { delayMs: 10 }));
+    await clock.tickAsync(15);
+    expect(p).toMatchObject({ state: 'resolved', value: '#2' });
+    await clock.tickAsync(100);
+    expect(p.state).toBe('resolved');
+  });
+
   it('starts hedges a delay apart up to maxAttempts in all (default 2)', async () => {
     const two = backend();
     const p2 = track(hedge(two.fn, { delayMs: 100, deadlineMs: 1000 }));
@@ -186,6 +197,21 @@ describe('hedge(): errors', () => {
 });
 
 describe('hedge(): idempotency and limits', () => {
+  it('surfaces an exception thrown by the budget, aborting the attempt running', async () => {
+    const bug = new Error('budget bug');
+    const budget = {
+      record() {},
+      canRetry(): boolean {
+        throw bug;
+      },
+    };
+    const { fn, signals } = backend({ ms: 100 });
+    const p = track(hedge(fn, { delayMs: 10, budget }));
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
   it('makes exactly one attempt when idempotent is false, passing its error on unchanged', async () => {
     const slow = backend({ ms: 500 });
     const p = track(hedge(slow.fn, { delayMs: 10, idempotent: false }));
