@@ -40,7 +40,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
-    limitBytes: 12_000,
+    limitBytes: 14_000, // 12 000 before hedge() (about 2 kB: hedge, its options and the hedger)
   },
 ];
 

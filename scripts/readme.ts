@@ -13,6 +13,7 @@ export const SECTIONS = [
   'fetch.md',
   'plots.md',
   'fleet.md',
+  'hedging.md',
   'cli.md',
   'recipes.md',
   'comparison.md',

@@ -6,6 +6,8 @@
  */
 import { describe } from './describe.js';
 import { retryAfterMsOf } from './errors.js';
+import { type HedgeOptions, hedge } from './hedge.js';
+import { readHedgeOptions } from './hedge-options.js';
 import { notSent } from './not-sent.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
@@ -55,6 +57,13 @@ export interface RetryFetchOptions extends RetryOptions {
    * fetch does, and a body that breaks later fails when you read it.
    */
   bufferBody?: boolean;
+  /**
+   * Hedge GET and HEAD requests (see `hedge()`): within each attempt, when the response has
+   * not arrived after the hedging delay, the same request is sent again; the first response
+   * is used and the other requests are aborted, their bodies cancelled. Other methods are never
+   * hedged. The deadline, signal and retry policy are the call's. Default: no hedging.
+   */
+  hedge?: Pick<HedgeOptions, 'delayMs' | 'hedger' | 'maxAttempts' | 'onHedge' | 'budget'>;
 }
 
 /**
@@ -124,7 +133,7 @@ const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS
  *   keeps aborting the returned response's body, as with fetch.
  *
  * Options are retry()'s (defaults: deadline 120 s, backoff 1 s × 2 up to 32 s with full
- * jitter) plus `fetch`, `maxRetryAfterMs` and `bufferBody`; bad options throw synchronously,
+ * jitter) plus `fetch`, `maxRetryAfterMs`, `bufferBody` and `hedge`; bad options throw synchronously,
  * naming the field.
  *
  * @example
@@ -145,6 +154,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     retryable: userRetryable,
     idempotent: userIdempotent,
     signal: userSignal,
+    hedge: hedging,
     ...retryOptions
   } = readFetchOptions(options);
   const send = fetchOption ?? globalThis.fetch;
@@ -213,10 +223,18 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     plan.replayable &&
     ((typeof rule === 'function' ? rule(ctx) : rule) || notSent(judgedError));
 
+  // A hedged attempt is a race of copies; when all of them fail, retry() judges the last failure
+  // as it would a single attempt's (hedge() wraps it in a RetryError).
+  const hedged = (ctx: AttemptContext): Promise<Response> =>
+    hedge(attempt, { ...hedging, signal: ctx.signal, deadlineMs: Infinity, retryable }).catch((error: unknown) => {
+      throw error instanceof RetryError ? error.cause : error;
+    });
+  const readOnly = plan.method === 'GET' || plan.method === 'HEAD';
+
   const callSignal = eitherSignal(plan.callerSignal, userSignal);
   let call: Promise<Response>;
   try {
-    call = retry(attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
+    call = retry(hedging !== undefined && readOnly ? hedged : attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
   } catch (error) {
     // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
@@ -225,6 +243,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   return call.then(
     (response) => {
       callSignal.dispose();
+      // A hedged copy that failed while another won may still hold its response.
+      release();
       return handOver(response, plan.callerSignal);
     },
     (error: unknown) => {
@@ -437,7 +457,7 @@ function asOwnError(error: unknown): unknown {
   if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
   const Kind = error instanceof RangeError ? RangeError : TypeError;
   // The list of known options names retry()'s; retryFetch knows three more.
-  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody)');
+  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody, hedge)');
   return new Kind(`retryFetch: ${message}`, { cause: error });
 }
 
@@ -473,6 +493,7 @@ function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOpt
   if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
     throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
   }
+  if (own.hedge !== undefined) readFetchHedge(own.hedge);
   return own;
 }
 
@@ -484,4 +505,22 @@ function isAbortSignal(value: unknown): value is AbortSignal {
     typeof (value as AbortSignal).addEventListener === 'function' &&
     typeof (value as AbortSignal).removeEventListener === 'function'
   );
+}
+
+/** Checks `options.hedge` as hedge() would, naming the field as retryFetch's. */
+function readFetchHedge(value: unknown): void {
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`retryFetch: options.hedge must be an object, got ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!['delayMs', 'hedger', 'maxAttempts', 'onHedge', 'budget'].includes(key)) {
+      throw new TypeError(`retryFetch: unknown option hedge.${key} (known: delayMs, hedger, maxAttempts, onHedge, budget)`);
+    }
+  }
+  try {
+    readHedgeOptions(value);
+  } catch (error) {
+    const e = error as Error;
+    throw new (e.constructor as typeof Error)(e.message.replace(/^hedge: options\./, 'retryFetch: options.hedge.'));
+  }
 }

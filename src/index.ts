@@ -68,3 +68,4 @@ export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } fro
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';
 export { type FetchFunction, HttpStatusError, type RetryFetchOptions, retryFetch } from './fetch.js';
 export { NOT_SENT_CODES, notSent } from './not-sent.js';
+export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './hedge.js';

@@ -719,7 +719,7 @@ describe('retryFetch: options', () => {
     [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
-    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody)'],
+    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {

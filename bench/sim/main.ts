@@ -15,6 +15,7 @@ import {
 import { CONTENTION_BASE_MS, CONTENTION_CAP_MS, contention } from './contention.js';
 import { LOCKSTEP_BACKOFF, type LockstepResult, lockstep } from './lockstep.js';
 import { type OutageConfig, type OutageResult, type OutageVariant, outage } from './outage.js';
+import { runHedging } from './hedging.js';
 import { seededRandom } from './random.js';
 import {
   type ContentionRow,
@@ -132,6 +133,8 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
 const contentionRows = await runContention();
 const outageResults = await runOutage();
 const lockstepResults = await runLockstep();
+const hedgingRun = await runHedging(SEED, progress);
+writeFileSync(docs('hedging-latency.svg'), hedgingRun.svg);
 
 const kindNames = KINDS.map((k) => k.name);
 writeFileSync(docs('fleet-contention-calls.svg'), contentionChart(kindNames, contentionRows, 'calls'));
@@ -181,6 +184,8 @@ const out = [
   `Backoff ${LOCKSTEP_BACKOFF.initialDelayMs / 1000} s × ${LOCKSTEP_BACKOFF.multiplier} up to ${LOCKSTEP_BACKOFF.maxDelayMs / 1000} s; arrivals counted from ${LOCKSTEP.measureFromMs / 1000} s (all clients at the cap).`,
   '',
   lockstepTable(lockstepResults),
+  '',
+  hedgingRun.markdown,
   '',
 ];
 process.stdout.write(`${out.join('\n')}\n`);

@@ -1,0 +1,145 @@
+// retryFetch(..., { hedge }) against a real node:http server on 127.0.0.1 with Node's own fetch:
+// a GET whose first response is slow is sent again, the fast copy is returned, and the slow
+// request's connection is closed; other methods are never hedged.
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type HedgeEvent, createHedger, retryFetch } from '../src/index.js';
+
+interface Request {
+  method: string;
+  /** Resolves when the request's connection closes. */
+  closed: Promise<void>;
+}
+
+/** A server that answers request n with `replies[n]`: 'hang' never answers, a string is a 200 body. */
+async function server(replies: Array<'hang' | string | ((res: ServerResponse) => void)>) {
+  const requests: Request[] = [];
+  const sockets = new Set<Socket>();
+  const http: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const closed = new Promise<void>((resolve) => req.socket.once('close', () => resolve()));
+    requests.push({ method: req.method ?? '', closed });
+    const reply = replies[requests.length - 1] ?? 'ok';
+    if (reply === 'hang') return;
+    if (typeof reply === 'function') return reply(res);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(reply);
+  });
+  http.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const handle = {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/`,
+    requests,
+    close: async () => {
+      const closed = new Promise((resolve) => http.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+  open.push(handle);
+  return handle;
+}
+
+const open: Array<{ close(): Promise<void> }> = [];
+
+/**
+ * Resolves when the request's connection has closed, or fails after `withinMs` of real time: a
+ * body nobody cancels would keep it open until garbage collection or a keep-alive timeout.
+ */
+async function closedSoon(request: Request | undefined, withinMs = 2000): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the connection was still open after ${withinMs} ms`)), withinMs);
+  });
+  try {
+    await Promise.race([request?.closed ?? Promise.reject(new Error('no such request')), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+describe('retryFetch with { hedge } on loopback', () => {
+  it('sends a GET again when the first response is slow, returns the fast copy and closes the slow request', async () => {
+    const { url, requests } = await server(['hang', 'fast']);
+    const events: HedgeEvent[] = [];
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 50, onHedge: (e) => events.push(e) } });
+    expect(await res.text()).toBe('fast');
+    expect(requests.map((r) => r.method)).toEqual(['GET', 'GET']);
+    expect(events.map((e) => e.reason)).toEqual(['delay']);
+    // The loser's request is aborted: its connection closes (it would otherwise stay open).
+    await closedSoon(requests[0]);
+  });
+
+  it('with bufferBody, cancels a losing response whose body was still downloading', async () => {
+    // The first response's headers come at once, its body never ends: with bufferBody the
+    // attempt is still running at the delay, so a copy goes out, wins, and the loser's body
+    // download is cancelled, closing its connection.
+    const { url, requests } = await server([
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('a body that never ends');
+      },
+      'fast',
+    ]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, bufferBody: true, hedge: { delayMs: 50 } });
+    expect(await res.text()).toBe('fast');
+    expect(requests).toHaveLength(2);
+    await closedSoon(requests[0]);
+  });
+
+  it('cancels the body of a copy that failed with a 503 while another copy went on to win', async () => {
+    // 16 MB: the server can finish sending it only if the client reads it, so its connection
+    // closes only when the client cancels the body.
+    const big = 16 * 1024 * 1024;
+    const { url, requests } = await server([
+      (res) => {
+        setTimeout(() => {
+          res.writeHead(503, { 'content-length': String(big) });
+          res.end(Buffer.alloc(big, 0x61));
+        }, 100);
+      },
+      (res) => setTimeout(() => res.end('fast'), 300),
+    ]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    expect(await res.text()).toBe('fast');
+    expect(requests).toHaveLength(2);
+    await closedSoon(requests[0]);
+  });
+
+  it('never hedges a POST', async () => {
+    const { url, requests } = await server([
+      (res) => {
+        setTimeout(() => res.end('posted'), 150);
+      },
+    ]);
+    const res = await retryFetch(url, { method: 'POST', body: 'x' }, { deadlineMs: 10_000, hedge: { delayMs: 10 } });
+    expect(await res.text()).toBe('posted');
+    expect(requests.map((r) => r.method)).toEqual(['POST']);
+  });
+
+  it('shares a hedger across calls: the allowance runs out', async () => {
+    const hedger = createHedger({ maxExtraLoad: 0 });
+    const first = await server(['hang', 'fast']);
+    expect(await (await retryFetch(first.url, undefined, { hedge: { delayMs: 20, hedger } })).text()).toBe('fast');
+    const second = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    expect(await (await retryFetch(second.url, undefined, { hedge: { delayMs: 20, hedger } })).text()).toBe('only');
+    expect(second.requests).toHaveLength(1);
+    expect(hedger.hedges).toBe(1);
+  });
+
+  it('rejects a bad hedge option up front, naming it', () => {
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { delayMs: -5 } })).toThrow(
+      'retryFetch: options.hedge.delayMs must be a finite number >= 0, got -5',
+    );
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { signal: 1 } as never })).toThrow(
+      'retryFetch: unknown option hedge.signal',
+    );
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: 5 as never })).toThrow('retryFetch: options.hedge must be an object, got 5');
+  });
+});

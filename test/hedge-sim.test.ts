@@ -1,0 +1,68 @@
+// The hedging simulation's claims, on smaller runs that take a few seconds, so that a change to
+// hedge(), the hedger or the budget cannot silently undo them. `npm run sim` runs the full size
+// and prints the numbers the README quotes.
+import { describe, expect, it } from 'vitest';
+import {
+  type HedgingConfig,
+  type HedgingResult,
+  OVERLOADED,
+  hedging,
+  hedgingChart,
+  hedgingVariants,
+  headline,
+  percentileOf,
+  serviceTime,
+} from '../bench/sim/hedging.js';
+import { seededRandom } from '../bench/sim/random.js';
+import { queueState } from '../src/timer-queue.js';
+
+const [none, fixed, adaptive, budgeted] = hedgingVariants();
+const spare: HedgingConfig = { requests: 4000, intervalMs: 1, seed: 7 };
+const overloaded: HedgingConfig = { ...OVERLOADED, requests: 3000, seed: 7 };
+const run = (config: HedgingConfig, variant: typeof none) => hedging(config, variant as NonNullable<typeof none>);
+
+describe('hedging simulation: a server with a slow tail', () => {
+  it('draws the stated latency model: about 1 % of attempts in the tail', () => {
+    const rng = seededRandom(3);
+    const draws = Array.from({ length: 20_000 }, () => serviceTime(rng));
+    const slow = draws.filter((ms) => ms >= 500).length / draws.length;
+    expect(slow).toBeGreaterThan(0.008);
+    expect(slow).toBeLessThan(0.012);
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(8);
+  });
+
+  it('adaptive p95 hedging with a 5 % budget cuts p99.9 at least tenfold for at most 5 % more requests', async () => {
+    const baseline = await run(spare, none);
+    const hedged = await run(spare, adaptive);
+    const a = percentileOf(baseline.latencies, 0.999);
+    const b = percentileOf(hedged.latencies, 0.999);
+    expect(a).toBeGreaterThan(500);
+    expect(a / b).toBeGreaterThanOrEqual(10);
+    expect(hedged.extraLoad).toBeGreaterThan(0.02);
+    expect(hedged.extraLoad).toBeLessThanOrEqual(0.05 + 1 / spare.requests);
+    expect(baseline.extraLoad).toBe(0);
+    expect(hedged.failed).toBe(0);
+    expect(headline(baseline, hedged)).toMatch(/^hedging: p99\.9 \d+ ms -> \d+ ms, extra load \d+(\.\d+)? %$/);
+    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+  });
+
+  it('is deterministic for a seed, chart included', async () => {
+    const first = await run({ ...spare, requests: 1500 }, adaptive);
+    const second = await run({ ...spare, requests: 1500 }, adaptive);
+    expect(second).toEqual(first);
+    expect(hedgingChart([second])).toBe(hedgingChart([first]));
+  });
+});
+
+describe('hedging simulation: an overloaded server', () => {
+  it('the extra-load limit and the retry budget keep hedges near 5 %, where unlimited hedging multiplies the load', async () => {
+    const results: HedgingResult[] = [];
+    for (const variant of [none, fixed, adaptive, budgeted]) results.push(await run(overloaded, variant));
+    const [plain, unlimited, limited, withBudget] = results as [HedgingResult, HedgingResult, HedgingResult, HedgingResult];
+    // The server really is overloaded: without hedging some requests already fail.
+    expect(plain.failed).toBeGreaterThan(0);
+    expect(unlimited.extraLoad).toBeGreaterThan(0.3);
+    expect(limited.extraLoad).toBeLessThanOrEqual(0.05 + 1 / overloaded.requests);
+    expect(withBudget.extraLoad).toBeLessThan(0.1);
+  });
+});
