@@ -37,7 +37,7 @@ async function microtasks(n = 10): Promise<void> {
 }
 
 describe('the success path', () => {
-  it('reads no clock and arms no timer for calls that settle at once, one by one or all together', async () => {
+  it('reads the clock once per call and arms no timer for calls that settle at once, one by one or all together', async () => {
     clock = installClock();
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
     const nowSpy = vi.spyOn(globalThis.performance, 'now');
@@ -45,7 +45,8 @@ describe('the success path', () => {
     const all = await Promise.all(Array.from({ length: 100 }, (_, i) => retry(() => Promise.resolve(i))));
     expect(all).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(setTimeoutSpy).not.toHaveBeenCalled();
-    expect(nowSpy).not.toHaveBeenCalled();
+    // The deadline counts from the call, so each call reads the clock when it is made; only then.
+    expect(nowSpy).toHaveBeenCalledTimes(200);
   });
 
   it('queues the deadline of a first attempt still running after the adoption microtask, and only then', async () => {
@@ -61,7 +62,7 @@ describe('the success path', () => {
     expect(clock.countTimers()).toBe(0);
   });
 
-  it('starts the deadlines of calls begun together from one reading, taken before their later work', async () => {
+  it('regression: the deadlines of calls begun together count from each call, not from after their later work', async () => {
     clock = installClock();
     const settledAt: number[] = [];
     const calls = Array.from({ length: 20 }, (_, i) =>
@@ -80,8 +81,9 @@ describe('the success path', () => {
     await clock.tickAsync(200);
     const errors = await Promise.all(calls);
     expect(errors.every((e) => e instanceof RetryError && e.reason === 'deadline')).toBe(true);
-    // All started at 0; the shared reading is taken after the first call's 2 ms, not the last's 40.
-    expect(Math.max(...settledAt)).toBe(102);
+    // All started at 0 and settle at 100, though their work ran until 40 (before: 102, one
+    // reading shared after the first call's 2 ms; before that, up to 140).
+    expect(settledAt).toEqual(Array.from({ length: 20 }, () => 100));
   });
 
   it('an abort in the same tick as the call, before the adoption microtask, rejects with the reason', async () => {
