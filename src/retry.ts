@@ -82,7 +82,10 @@ export interface RetryBudget {
 export interface AttemptThrottle {
   /** Whether to send the next attempt; `false` fails the call with `error()`. */
   admit(): boolean;
-  /** The server accepted the attempt (anything but a transient failure) or not. */
+  /**
+   * The server accepted the attempt (anything but a transient failure) or not. Not called for
+   * an attempt the caller aborted or that the deadline abandoned: it says nothing about the server.
+   */
   record(accepted: boolean): void;
   /** The error a refused attempt fails with; it is not retried. */
   error(): Error;
@@ -417,7 +420,12 @@ class Run<T> implements Timed, AbortWatcher {
     this.#lastError = outcome;
     unschedule(this);
     const { signal } = this.#config;
-    if (signal !== undefined) unwatchAbort(signal, this);
+    if (signal === undefined) return;
+    try {
+      unwatchAbort(signal, this);
+    } catch {
+      // A signal-like object whose removeEventListener throws: the call is settled all the same.
+    }
   }
 
   /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */

@@ -16,7 +16,7 @@ describe('retry() validates its options before anything runs', () => {
     [{ onRetry: 'log' }, TypeError, /options\.onRetry must be a function, got "log"/],
     [{ rng: 0.5 }, TypeError, /options\.rng must be a function, got 0\.5/],
     [{ idempotent: 'yes' }, TypeError, /options\.idempotent must be a boolean or a function, got "yes"/],
-    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal, got \{\}/],
+    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got \{\}/],
     [{ budget: { canRetry: () => true } }, TypeError, /options\.budget must come from createRetryBudget/],
     [{ throttle: {} }, TypeError, /options\.throttle must come from createAdaptiveThrottle/],
     [{ backoff: { multiplier: 0 } }, RangeError, /options\.backoff\.multiplier must be a finite number >= 1, got 0/],
