@@ -213,7 +213,8 @@ function readJitter(jitter: unknown, field: string, maxDelayMs: number): Jitter 
     if (!isFiniteNumber(additiveMs) || additiveMs < 0) {
       throw new RangeError(`${field}.jitter.additiveMs must be a finite number >= 0, got ${describe(additiveMs)}`);
     }
-    if (afterCap === undefined || afterCap === false) return { additiveMs };
+    // afterCap is always set, so that reading it never reaches a prototype.
+    if (afterCap === undefined || afterCap === false) return { additiveMs, afterCap: false };
     if (afterCap !== true) {
       throw new TypeError(`${field}.jitter.afterCap must be a boolean, got ${describe(afterCap)}`);
     }
