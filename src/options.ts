@@ -177,7 +177,8 @@ function makeConfig(
   return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng };
 }
 
-const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
+/** The configuration of `retry(fn)` without options. */
+export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   DEFAULT_BACKOFF,
   Infinity,
   DEFAULT_DEADLINE_MS,

@@ -9,7 +9,7 @@
 import { type AbortWatcher, unwatchAbort, watchAbort } from './abort-watch.js';
 import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
-import { type RetryConfig, readOptions } from './options.js';
+import { DEFAULT_CONFIG, type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
 import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
 
@@ -222,7 +222,7 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   // options are read and before fn's synchronous part runs.
   const startedAt = steadyNow();
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  const run = new Run<T>(fn, readOptions(options), startedAt);
+  const run = new Run<T>(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
   run.start();
   // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
@@ -307,7 +307,9 @@ class Run<T> implements Timed, AbortWatcher {
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
-    const elapsedMs = t - this.#startedAt;
+    // A literal 0 for the first attempt: a small integer is stored in place, a computed 0.0 as a
+    // separately allocated number (the success path allocates as little as it can).
+    const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
     const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
     // A later attempt starts from a timer, with the clock read: queue its limit before anything
     // (fn, or a thenable calling back at once) can settle the attempt.
