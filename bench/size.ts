@@ -34,7 +34,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: 'retry + computeDelay',
     source: `export { retry, computeDelay } from '${ENTRY}';`,
     targetBytes: 1500,
-    limitBytes: 5600,
+    // Raised from 5,600 for issue 12 (5,991 B then): own-property option reading, jitter key
+    // checks, per-call isolation under the shared timer, the fake-clock backstop.
+    limitBytes: 6200,
   },
   {
     name: 'whole package',

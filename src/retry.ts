@@ -395,18 +395,21 @@ class Run<T> implements Timed, AbortWatcher {
   }
 
   #succeed(value: T): void {
+    // Settled first: an abort that the hooks below raise comes after the success, too late.
+    this.#finish(SUCCEEDED, value);
     const { budget, throttle } = this.#config;
     if (budget !== undefined || throttle !== undefined) {
       try {
         budget?.record(true);
         throttle?.record(true);
       } catch (error) {
-        return this.#fail(error);
+        // Nobody has seen the success yet: the call fails with the hook's error instead.
+        this.#phase = FAILED;
+        this.#lastError = error;
+        this.#reject?.(error);
+        return;
       }
-      // That code may have aborted the caller's signal, which settled the call.
-      if (this.#phase !== ATTEMPTING) return;
     }
-    this.#finish(SUCCEEDED, value);
     this.#resolve?.(value);
   }
 
