@@ -11,7 +11,7 @@ import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOpt
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
  *
  * @example
- * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after the first attempt began
+ * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after retry() was called
  */
 export const DEFAULT_DEADLINE_MS = 120_000;
 
