@@ -324,13 +324,10 @@ class Run<T> implements Timed, AbortWatcher {
     }
     // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is
     // ignored, but it is always listened to, settled call or not: a promise fn returns must
-    // never become an unhandled rejection.
-    const onValue = (value: T) => {
-      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#succeed(value);
-    };
-    const onError = (error: unknown) => {
-      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
-    };
+    // never become an unhandled rejection. The reactions are shared functions bound to the
+    // attempt's context: two small objects, where closures would also need a scope of their own.
+    const onValue = attemptValue.bind(ctx) as (value: T) => void;
+    const onError = attemptError.bind(ctx);
     try {
       // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
       // foreign thenable, which could call back twice, or synchronously.
@@ -340,6 +337,16 @@ class Run<T> implements Timed, AbortWatcher {
       // A Promise subclass or Proxy whose `then` throws: the attempt failed with that error.
       onError(error);
     }
+  }
+
+  /** Attempt `ctx.attempt` resolved with `value`; ignored unless it is still the running attempt. */
+  attemptResolved(ctx: Context, value: T): void {
+    if (this.#attempt === ctx.attempt && this.#phase === ATTEMPTING) this.#succeed(value);
+  }
+
+  /** Attempt `ctx.attempt` failed with `error`; ignored unless it is still the running attempt. */
+  attemptRejected(ctx: Context, error: unknown): void {
+    if (this.#attempt === ctx.attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
   }
 
   /** The moment an attempt started at `attemptStart` must stop: its timeout or the deadline. */
@@ -494,11 +501,23 @@ class Run<T> implements Timed, AbortWatcher {
   }
 }
 
+/** What a Context needs of its call. */
+interface ContextOwner {
+  signalFor(attempt: number): AbortSignal;
+  attemptResolved(ctx: Context, value: unknown): void;
+  attemptRejected(ctx: Context, error: unknown): void;
+}
+
 class Context implements AttemptContext {
-  readonly #run: { signalFor(attempt: number): AbortSignal };
+  readonly #run: ContextOwner;
+
+  /** The call a context belongs to, for the reactions below (users never see it). */
+  static ownerOf(ctx: Context): ContextOwner {
+    return ctx.#run;
+  }
 
   constructor(
-    run: { signalFor(attempt: number): AbortSignal },
+    run: ContextOwner,
     readonly attempt: number,
     readonly elapsedMs: number,
     readonly remainingMs: number,
@@ -509,4 +528,14 @@ class Context implements AttemptContext {
   get signal(): AbortSignal {
     return this.#run.signalFor(this.attempt);
   }
+}
+
+/** The reaction to an attempt's value; `this` is the attempt's context. */
+function attemptValue(this: Context, value: unknown): void {
+  Context.ownerOf(this).attemptResolved(this, value);
+}
+
+/** The reaction to an attempt's failure; `this` is the attempt's context. */
+function attemptError(this: Context, error: unknown): void {
+  Context.ownerOf(this).attemptRejected(this, error);
 }
