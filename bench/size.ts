@@ -42,7 +42,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
-    limitBytes: 12_000,
+    // Raised from 12,000 for issue 12 (12,004 B then), for the same reasons as above.
+    limitBytes: 12_400,
   },
 ];
 
