@@ -27,6 +27,8 @@ function captureSettlers(resolve: (value: unknown) => void, reject: (error: unkn
 }
 const RESOLVED = Promise.resolve();
 function nothing(): void {}
+/** Where the clock-read floor puts its reading, so that the read is not optimised away. */
+export let clockReading = 0;
 
 /** The success-path contenders, the bare await first (every ratio is to it). */
 export const contenders = (lib: Library): readonly Contender[] => [
@@ -48,6 +50,20 @@ export const contenders = (lib: Library): readonly Contender[] => [
     reference: true,
     wrap: (op) => () => {
       const promise = new Promise(captureSettlers);
+      op().then(settleValue, settleError);
+      RESOLVED.then(nothing);
+      return promise;
+    },
+  },
+  {
+    // …and to count a deadline from the call (not from whenever the first check runs), one
+    // clock read per call. performance.now() as the library reads it: through globalThis, so
+    // that virtual clocks installed later count.
+    name: 'floor: + one microtask + one clock read',
+    reference: true,
+    wrap: (op) => () => {
+      const promise = new Promise(captureSettlers);
+      clockReading = globalThis.performance.now();
       op().then(settleValue, settleError);
       RESOLVED.then(nothing);
       return promise;

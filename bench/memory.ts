@@ -21,13 +21,16 @@ const SLEEP_MS = 60_000;
 /** Contender name → a function that starts one call of `op` through it. */
 export const sleepers: Record<string, (lib: Library, op: () => Promise<never>) => () => Promise<unknown>> = {
   'baseline: setTimeout + promise': () => () => new Promise((resolve) => setTimeout(resolve, SLEEP_MS)),
-  'tenacious retry()': (lib, op) => {
+  'tenacious retry(), frozen options': (lib, op) => {
     const options = Object.freeze({
       backoff: Object.freeze({ initialDelayMs: SLEEP_MS, maxDelayMs: SLEEP_MS, jitter: 'none' as const }),
       deadlineMs: 10 * SLEEP_MS,
     });
     return () => lib.retry(op, options);
   },
+  // As users write it: a fresh options literal per call, read and validated on every call.
+  'tenacious retry(), options literal per call': (lib, op) => () =>
+    lib.retry(op, { backoff: { initialDelayMs: SLEEP_MS, maxDelayMs: SLEEP_MS, jitter: 'none' }, deadlineMs: 10 * SLEEP_MS }),
   'cockatiel 3.2': (_lib, op) => {
     const policy = cockatielRetry(handleAll, { maxAttempts: 1, backoff: new ConstantBackoff(SLEEP_MS) });
     return () => policy.execute(op);

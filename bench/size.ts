@@ -34,13 +34,16 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: 'retry + computeDelay',
     source: `export { retry, computeDelay } from '${ENTRY}';`,
     targetBytes: 1500,
-    limitBytes: 5600,
+    // Raised from 5,600 for issue 12 (5,991 B then): own-property option reading, jitter key
+    // checks, per-call isolation under the shared timer, the fake-clock backstop.
+    limitBytes: 6200,
   },
   {
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
-    limitBytes: 14_000, // 12 000 before hedge() (about 2 kB: hedge, its options and the hedger)
+    // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
+    limitBytes: 14_600,
   },
 ];
 

@@ -12,31 +12,38 @@ export interface AbortWatcher {
   onCallerAbort(reason: unknown): void;
 }
 
-const watchersOf = new WeakMap<AbortSignal, Set<AbortWatcher>>();
-
-function notifyWatchers(event: Event): void {
-  const signal = event.currentTarget as AbortSignal;
-  // Registered only while the signal has watchers (a listener removed during dispatch is skipped).
-  const watchers = watchersOf.get(signal) as Set<AbortWatcher>;
-  // A watcher that is told stops watching, deleting itself from the set: Set iteration allows it.
-  for (const watcher of watchers) watcher.onCallerAbort(signal.reason);
+/** The watchers of one signal and the one listener that tells them. */
+interface Watch {
+  readonly watchers: Set<AbortWatcher>;
+  readonly listener: () => void;
 }
+
+const watchOf = new WeakMap<AbortSignal, Watch>();
 
 /** Tells `watcher` when `signal` aborts, until `unwatchAbort` is called. */
 export function watchAbort(signal: AbortSignal, watcher: AbortWatcher): void {
-  let watchers = watchersOf.get(signal);
-  if (watchers === undefined) {
-    watchers = new Set();
-    watchersOf.set(signal, watchers);
-    signal.addEventListener('abort', notifyWatchers);
+  let watch = watchOf.get(signal);
+  if (watch === undefined) {
+    const watchers = new Set<AbortWatcher>();
+    // One closure per signal (not per call): it knows its signal, so it needs nothing from the
+    // event, which a signal-like object may dispatch without a currentTarget.
+    const listener = (): void => {
+      // A watcher that is told stops watching, deleting itself from the set: Set iteration allows it.
+      for (const each of watchers) each.onCallerAbort(signal.reason);
+    };
+    // Added before it is recorded: a signal whose addEventListener throws keeps no record that
+    // would make the next call believe it is listened to.
+    signal.addEventListener('abort', listener);
+    watch = { watchers, listener };
+    watchOf.set(signal, watch);
   }
-  watchers.add(watcher);
+  watch.watchers.add(watcher);
 }
 
 /** Stops telling `watcher`; the signal's listener goes when its last watcher does. */
 export function unwatchAbort(signal: AbortSignal, watcher: AbortWatcher): void {
-  const watchers = watchersOf.get(signal);
-  if (watchers === undefined || !watchers.delete(watcher) || watchers.size > 0) return;
-  watchersOf.delete(signal);
-  signal.removeEventListener('abort', notifyWatchers);
+  const watch = watchOf.get(signal);
+  if (watch === undefined || !watch.watchers.delete(watcher) || watch.watchers.size > 0) return;
+  watchOf.delete(signal);
+  signal.removeEventListener('abort', watch.listener);
 }

@@ -89,11 +89,11 @@ export function computeDelay(
   if (!Number.isSafeInteger(attempt) || attempt < 0) {
     throw new RangeError(`computeDelay: attempt must be an integer >= 0, got ${describe(attempt)}`);
   }
-  assertBackoffPolicy(policy, 'policy');
+  const checked = readBackoffPolicy(policy, 'policy');
   if (typeof rng !== 'function') {
     throw new TypeError(`computeDelay: rng must be a function returning a number in [0, 1], got ${describe(rng)}`);
   }
-  return delayFor(attempt, policy, rng);
+  return delayFor(attempt, checked, rng);
 }
 
 /**
@@ -136,19 +136,54 @@ function checkedRandom(rng: () => number): number {
 
 /**
  * Throws a `TypeError`/`RangeError` naming `field.property` unless `policy` is a complete,
- * valid {@link BackoffPolicy}. Used by `computeDelay` and by option validation.
+ * valid {@link BackoffPolicy}.
  */
 export function assertBackoffPolicy(policy: unknown, field: string): asserts policy is BackoffPolicy {
+  readBackoffPolicy(policy, field);
+}
+
+/**
+ * `'an array'`, `'a Map'`… for a value that is an object but not a bag of named options,
+ * undefined for one that is. Such values have no own option fields, so without this check
+ * they would pass as "all defaults" and the caller's intent would be silently lost.
+ */
+export function notAnOptionsObject(value: object): string | undefined {
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Map) return 'a Map';
+  if (value instanceof Set) return 'a Set';
+  return undefined;
+}
+
+/** The value of `key` if `object` has it as its own property; an inherited one does not count. */
+function own(object: object, key: string): unknown {
+  return Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * Validates `policy` and returns it as a fresh object holding only what was checked: its own
+ * fields (a field inherited from a prototype is not part of it), missing ones taken from
+ * `defaults` when given. Throws a `TypeError`/`RangeError` naming `field.property`. Used by
+ * `computeDelay` and by option validation.
+ */
+export function readBackoffPolicy(policy: unknown, field: string, defaults?: BackoffPolicy): BackoffPolicy {
   if (typeof policy !== 'object' || policy === null) {
     throw new TypeError(`${field} must be an object, got ${describe(policy)}`);
   }
-  const p = policy as Record<string, unknown>;
-  for (const key of Object.keys(p)) {
+  const kind = notAnOptionsObject(policy);
+  if (kind !== undefined) throw new TypeError(`${field} must be a plain object, got ${kind}`);
+  for (const key of Object.keys(policy)) {
     if (!BACKOFF_KEYS.has(key)) {
       throw new TypeError(`${field}.${key} is not a backoff option (expected one of ${[...BACKOFF_KEYS].join(', ')})`);
     }
   }
-  const { initialDelayMs, multiplier, maxDelayMs, jitter } = p;
+  const pick = (key: keyof BackoffPolicy): unknown => {
+    const value = own(policy, key);
+    return value === undefined && defaults !== undefined ? defaults[key] : value;
+  };
+  const initialDelayMs = pick('initialDelayMs');
+  const multiplier = pick('multiplier');
+  const maxDelayMs = pick('maxDelayMs');
+  const jitter = pick('jitter');
   if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0) {
     throw new RangeError(`${field}.initialDelayMs must be a finite number >= 0, got ${describe(initialDelayMs)}`);
   }
@@ -160,13 +195,26 @@ export function assertBackoffPolicy(policy: unknown, field: string): asserts pol
       `${field}.maxDelayMs must be a finite number >= initialDelayMs (${describe(initialDelayMs)}), got ${describe(maxDelayMs)}`,
     );
   }
-  if (jitter === 'none' || jitter === 'full' || jitter === 'equal') return;
-  if (typeof jitter === 'object' && jitter !== null) {
-    const { additiveMs, afterCap } = jitter as { additiveMs?: unknown; afterCap?: unknown };
+  return { initialDelayMs, multiplier, maxDelayMs, jitter: readJitter(jitter, field, maxDelayMs) };
+}
+
+function readJitter(jitter: unknown, field: string, maxDelayMs: number): Jitter {
+  if (jitter === 'none' || jitter === 'full' || jitter === 'equal') return jitter;
+  if (typeof jitter === 'object' && jitter !== null && notAnOptionsObject(jitter) === undefined) {
+    // A misspelled field (`afterCapp`) would otherwise be ignored, and the caller would get
+    // the lockstep at the cap that they asked to avoid.
+    for (const key of Object.keys(jitter)) {
+      if (key !== 'additiveMs' && key !== 'afterCap') {
+        throw new TypeError(`${field}.jitter.${key} is not a jitter option (expected additiveMs, afterCap)`);
+      }
+    }
+    const additiveMs = own(jitter, 'additiveMs');
+    const afterCap = own(jitter, 'afterCap');
     if (!isFiniteNumber(additiveMs) || additiveMs < 0) {
       throw new RangeError(`${field}.jitter.additiveMs must be a finite number >= 0, got ${describe(additiveMs)}`);
     }
-    if (afterCap === undefined || afterCap === false) return;
+    // afterCap is always set, so that reading it never reaches a prototype.
+    if (afterCap === undefined || afterCap === false) return { additiveMs, afterCap: false };
     if (afterCap !== true) {
       throw new TypeError(`${field}.jitter.afterCap must be a boolean, got ${describe(afterCap)}`);
     }
@@ -175,7 +223,7 @@ export function assertBackoffPolicy(policy: unknown, field: string): asserts pol
         `${field}.jitter.additiveMs must be <= maxDelayMs (${describe(maxDelayMs)}) with afterCap, got ${describe(additiveMs)}`,
       );
     }
-    return;
+    return { additiveMs, afterCap };
   }
   throw new TypeError(
     `${field}.jitter must be 'none', 'full', 'equal' or { additiveMs: number }, got ${describe(jitter)}`,

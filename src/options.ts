@@ -2,7 +2,7 @@
  * Reads and validates `retry()` options into the complete configuration the loop runs on.
  * Every bad value is rejected here, before any attempt, with an error naming the option.
  */
-import { type BackoffPolicy, DEFAULT_BACKOFF, assertBackoffPolicy } from './backoff.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, notAnOptionsObject, readBackoffPolicy } from './backoff.js';
 import { describe } from './describe.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOptions } from './retry.js';
@@ -11,7 +11,7 @@ import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOpt
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
  *
  * @example
- * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after the first attempt began
+ * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after retry() was called
  */
 export const DEFAULT_DEADLINE_MS = 120_000;
 
@@ -76,24 +76,50 @@ function invalid(Kind: typeof TypeError, field: string, expected: string, value:
 
 function validate(options: RetryOptions): RetryConfig {
   if (typeof options !== 'object' || options === null) throw invalid(TypeError, '', 'be an object', options);
-  // for…in visits inherited keys too; only own ones are checked, as Object.keys would.
+  const kind = notAnOptionsObject(options);
+  if (kind !== undefined) throw new TypeError(`retry: options must be a plain object, got ${kind}`);
+  // Only own properties are options: a field inherited from a prototype (Object.prototype
+  // polluted with `idempotent: true`, say) must not turn a POST into one sent three times.
+  // for…in visits inherited keys too, so each key is checked; every value is read once.
+  let backoffOption: unknown;
+  let maxAttempts: unknown;
+  let deadlineMs: unknown;
+  let attemptTimeoutMs: unknown;
+  let retryable: unknown;
+  let idempotent: unknown;
+  let signal: unknown;
+  let onRetry: unknown;
+  let budget: unknown;
+  let throttle: unknown;
+  let rng: unknown;
   for (const key in options) {
-    if (!(key in KNOWN) && Object.hasOwn(options, key)) {
-      throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${Object.keys(KNOWN).join(', ')})`);
+    if (!Object.hasOwn(options, key)) continue;
+    const value: unknown = options[key as keyof RetryOptions];
+    switch (key) {
+      case 'backoff': backoffOption = value; break;
+      case 'maxAttempts': maxAttempts = value; break;
+      case 'deadlineMs': deadlineMs = value; break;
+      case 'attemptTimeoutMs': attemptTimeoutMs = value; break;
+      case 'retryable': retryable = value; break;
+      case 'idempotent': idempotent = value; break;
+      case 'signal': signal = value; break;
+      case 'onRetry': onRetry = value; break;
+      case 'budget': budget = value; break;
+      case 'throttle': throttle = value; break;
+      case 'rng': rng = value; break;
+      default:
+        throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${Object.keys(KNOWN).join(', ')})`);
     }
   }
-  const { maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng } =
-    options;
 
   let backoff = DEFAULT_BACKOFF;
-  if (options.backoff !== undefined) {
-    if (typeof options.backoff !== 'object' || options.backoff === null) {
-      throw invalid(TypeError, '.backoff', 'be an object', options.backoff);
+  if (backoffOption !== undefined) {
+    if (typeof backoffOption !== 'object' || backoffOption === null) {
+      throw invalid(TypeError, '.backoff', 'be an object', backoffOption);
     }
-    backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
-    assertBackoffPolicy(backoff, 'retry: options.backoff');
+    backoff = readBackoffPolicy(backoffOption, 'retry: options.backoff', DEFAULT_BACKOFF);
   }
-  if (maxAttempts !== undefined && !(maxAttempts === Infinity || (Number.isSafeInteger(maxAttempts) && maxAttempts >= 1))) {
+  if (maxAttempts !== undefined && !(maxAttempts === Infinity || (Number.isSafeInteger(maxAttempts) && (maxAttempts as number) >= 1))) {
     throw invalid(RangeError, '.maxAttempts', 'be an integer >= 1 or Infinity', maxAttempts);
   }
   if (deadlineMs !== undefined && !(typeof deadlineMs === 'number' && deadlineMs > 0)) {
@@ -104,16 +130,16 @@ function validate(options: RetryOptions): RetryConfig {
   }
   const config = makeConfig(
     backoff,
-    maxAttempts ?? Infinity,
-    deadlineMs ?? DEFAULT_DEADLINE_MS,
-    attemptTimeoutMs ?? Infinity,
-    optionalFunction('retryable', retryable) ?? isTransient,
-    idempotent ?? true,
-    signal,
-    optionalFunction('onRetry', onRetry) ?? ignoreEvent,
-    budget,
-    throttle,
-    optionalFunction('rng', rng) ?? Math.random,
+    (maxAttempts as number | undefined) ?? Infinity,
+    (deadlineMs as number | undefined) ?? DEFAULT_DEADLINE_MS,
+    (attemptTimeoutMs as number | undefined) ?? Infinity,
+    optionalFunction('retryable', retryable as RetryPredicate | undefined) ?? isTransient,
+    (idempotent as RetryConfig['idempotent'] | undefined) ?? true,
+    signal as AbortSignal | undefined,
+    optionalFunction('onRetry', onRetry as RetryConfig['onRetry'] | undefined) ?? ignoreEvent,
+    budget as RetryBudget | undefined,
+    throttle as AttemptThrottle | undefined,
+    optionalFunction('rng', rng as (() => number) | undefined) ?? Math.random,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
@@ -121,7 +147,9 @@ function validate(options: RetryOptions): RetryConfig {
   if (typeof config.idempotent !== 'boolean' && typeof config.idempotent !== 'function') {
     throw invalid(TypeError, '.idempotent', 'be a boolean or a function', idempotent);
   }
-  if (signal !== undefined && !isAbortSignal(signal)) throw invalid(TypeError, '.signal', 'be an AbortSignal', signal);
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw invalid(TypeError, '.signal', 'be an AbortSignal (aborted, addEventListener, removeEventListener)', signal);
+  }
   if (budget !== undefined && !hasMethods(budget, ['record', 'canRetry'])) {
     throw invalid(TypeError, '.budget', 'come from createRetryBudget() (record, canRetry)', budget);
   }
@@ -149,7 +177,8 @@ function makeConfig(
   return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng };
 }
 
-const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
+/** The configuration of `retry(fn)` without options. */
+export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   DEFAULT_BACKOFF,
   Infinity,
   DEFAULT_DEADLINE_MS,
@@ -171,12 +200,14 @@ function optionalFunction<F>(name: string, value: F | undefined): F | undefined 
   return value;
 }
 
+/** Has what retry() uses of a signal: its state, and a listener it can add and remove again. */
 function isAbortSignal(value: unknown): value is AbortSignal {
   return (
     typeof value === 'object' &&
     value !== null &&
     typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function'
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
   );
 }
 

@@ -4,14 +4,14 @@
  *
  * The loop is written as a small state machine (attempt → sleep → attempt) rather than an
  * async function so that the common case, a first attempt that succeeds, costs two small
- * objects, a `then` and one microtask: no timer, no clock read, no AbortController.
+ * objects, a `then`, one clock read and one microtask: no timer, no AbortController.
  */
 import { type AbortWatcher, unwatchAbort, watchAbort } from './abort-watch.js';
 import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
-import { type RetryConfig, readOptions } from './options.js';
+import { DEFAULT_CONFIG, type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
-import { NOT_QUEUED, type Timed, burstNow, schedule, steadyNow, unschedule } from './timer-queue.js';
+import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
 
 /**
  * What `fn` learns about the attempt it is running.
@@ -31,7 +31,7 @@ export interface AttemptContext {
    * to fetch, gaxios, grpc-js… so abandoned attempts free their sockets. Created on first read.
    */
   readonly signal: AbortSignal;
-  /** Milliseconds since the first attempt started. */
+  /** Milliseconds since `retry()` was called (0 for the first attempt). */
   readonly elapsedMs: number;
   /** Milliseconds left before the deadline. */
   readonly remainingMs: number;
@@ -52,7 +52,7 @@ export interface RetryEvent {
   readonly error: unknown;
   /** How long the loop will now wait, in milliseconds. */
   readonly delayMs: number;
-  /** Milliseconds since the first attempt started. */
+  /** Milliseconds since `retry()` was called. */
   readonly elapsedMs: number;
 }
 
@@ -82,7 +82,10 @@ export interface RetryBudget {
 export interface AttemptThrottle {
   /** Whether to send the next attempt; `false` fails the call with `error()`. */
   admit(): boolean;
-  /** The server accepted the attempt (anything but a transient failure) or not. */
+  /**
+   * The server accepted the attempt (anything but a transient failure) or not. Not called for
+   * an attempt the caller aborted or that the deadline abandoned: it says nothing about the server.
+   */
   record(accepted: boolean): void;
   /** The error a refused attempt fails with; it is not retried. */
   error(): Error;
@@ -106,7 +109,7 @@ export interface RetryOptions {
   backoff?: Partial<BackoffPolicy>;
   /** Total attempts, the first included. Default `Infinity` (the deadline ends the loop). */
   maxAttempts?: number;
-  /** Overall time limit from the first attempt's start, in milliseconds. Default 120 000. */
+  /** Overall time limit, counted from the moment `retry()` is called, in milliseconds. Default 120 000. */
   deadlineMs?: number;
   /** Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none. */
   attemptTimeoutMs?: number;
@@ -148,21 +151,33 @@ export class RetryError extends Error {
   readonly reason: RetryErrorReason;
   /** Attempts made, the first included. */
   readonly attempts: number;
-  /** Milliseconds from the first attempt's start to giving up. */
+  /** Whole milliseconds from the moment `retry()` was called to giving up. */
   readonly elapsedMs: number;
   /** The last attempt's error. */
   override readonly cause: unknown;
 
   constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown) {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
-    const detail = cause instanceof Error ? `: ${cause.message}` : '';
+    const ms = Math.round(elapsedMs);
     // `cause` is this class's own field, set below (a field declared in a subclass replaces
     // whatever the Error constructor would have set from its options).
-    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${Math.round(elapsedMs)} ms (${why})${detail}`);
+    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${detailOf(cause)}`);
     this.reason = reason;
     this.attempts = attempts;
-    this.elapsedMs = elapsedMs;
+    this.elapsedMs = ms;
     this.cause = cause;
+  }
+}
+
+/**
+ * The cause's message for RetryError's own. The cause is whatever fn threw: a throwing
+ * `message` getter or a hostile Proxy must not turn giving up into an exception of its own.
+ */
+function detailOf(cause: unknown): string {
+  try {
+    return cause instanceof Error ? `: ${cause.message}` : '';
+  } catch {
+    return '';
   }
 }
 
@@ -203,8 +218,11 @@ export class TimeoutError extends Error {
  * });
  */
 export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
+  // The deadline is a promise made when the call is made: the clock starts here, before the
+  // options are read and before fn's synchronous part runs.
+  const startedAt = steadyNow();
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  const run = new Run<T>(fn, readOptions(options));
+  const run = new Run<T>(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
   run.start();
   // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
@@ -220,18 +238,25 @@ const SLEEPING = 1;
 const SUCCEEDED = 2;
 const FAILED = 3;
 
+/** Swallows the rejection of a promise nobody else will read (an async onRetry hook's). */
+function ignore(): void {}
+
 /**
  * The state of one `retry()` call. It is its own timer-queue entry and its own abort
  * watcher, so a call allocates no timer, listener or bound function. Private fields keep
  * the state out of users' sight (the attempt context never exposes it).
+ *
+ * Every entry point from outside (the adoption job, the timer, the caller's abort, an
+ * attempt's outcome) either settles the call or leaves it running; none throws, whatever
+ * user code does under it, so one call's failure can never reach another call.
  */
 class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
   #phase = ATTEMPTING;
   #attempt = 0;
-  /** When the first attempt started; NaN until the clock is first needed. */
-  #startedAt = NaN;
+  /** When retry() was called, on the steadyNow() clock. */
+  readonly #startedAt: number;
   #controller: AbortController | undefined = undefined;
   /** The last attempt's error while the call runs; its outcome once it has ended. */
   #lastError: unknown = undefined;
@@ -241,38 +266,40 @@ class Run<T> implements Timed, AbortWatcher {
   readonly #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
   readonly #config: RetryConfig;
 
-  constructor(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig) {
+  constructor(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number) {
     this.#fn = fn;
     this.#config = config;
+    this.#startedAt = startedAt;
   }
 
   start(): void {
-    const { signal } = this.#config;
-    if (signal !== undefined) {
-      if (signal.aborted) return this.#fail(signal.reason);
-      watchAbort(signal, this);
+    try {
+      const { signal } = this.#config;
+      if (signal !== undefined) {
+        if (signal.aborted) return this.#fail(signal.reason);
+        watchAbort(signal, this);
+      }
+      this.#runAttempt(this.#startedAt);
+    } catch (error) {
+      // A throttle that throws, a signal whose addEventListener throws: that call fails.
+      this.#fail(error);
     }
-    this.#runAttempt(NaN);
   }
 
   /**
    * Called by the engine a microtask after `retry()` returned. An attempt that settled at once
    * has done so by now (its reaction was queued first), so only a first attempt that is really
-   * still running reads the clock (one reading per burst of calls, see `burstNow`) and queues
-   * its deadline; the common case touches neither.
+   * still running queues its deadline; the common case touches no timer.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
     if (this.#phase === SUCCEEDED) return resolve(this.#lastError as T);
     if (this.#phase === FAILED) return reject(this.#lastError);
     this.#resolve = resolve;
     this.#reject = reject;
-    if (this.#phase === ATTEMPTING) {
-      this.#startedAt = burstNow();
-      schedule(this, this.#stopAt(this.#startedAt));
-    }
+    if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) schedule(this, this.#stopAt(this.#startedAt));
   }
 
-  /** Starts the next attempt at time `t` (NaN for the first: its clock starts only if needed). */
+  /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
     const { throttle } = config;
@@ -280,30 +307,46 @@ class Run<T> implements Timed, AbortWatcher {
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
+    // A literal 0 for the first attempt: a small integer is stored in place, a computed 0.0 as a
+    // separately allocated number (the success path allocates as little as it can).
     const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
     const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
+    // A later attempt starts from a timer, with the clock read: queue its limit before anything
+    // (fn, or a thenable calling back at once) can settle the attempt.
+    if (attempt > 1) schedule(this, this.#stopAt(t));
     let result: T | PromiseLike<T>;
     try {
       result = this.#fn(ctx);
     } catch (error) {
       // fn may have aborted the caller's signal, which settled the call: its outcome comes too late.
-      if (this.#phase === FAILED) return;
+      if (this.#phase !== ATTEMPTING) return;
       return this.#attemptFailed(error, ctx);
     }
-    if (this.#phase === FAILED) return;
-    // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is ignored.
-    const onValue = (value: T) => {
-      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#succeed(value);
-    };
-    const onError = (error: unknown) => {
-      if (this.#attempt === attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
-    };
-    // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
-    // foreign thenable, which could call back twice, or synchronously.
-    if (result instanceof Promise) result.then(onValue, onError);
-    else Promise.resolve(result).then(onValue, onError);
-    // A later attempt starts from a timer, with the clock read: queue its limit now.
-    if (attempt > 1) schedule(this, this.#stopAt(t));
+    // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is
+    // ignored, but it is always listened to, settled call or not: a promise fn returns must
+    // never become an unhandled rejection. The reactions are shared functions bound to the
+    // attempt's context: two small objects, where closures would also need a scope of their own.
+    const onValue = attemptValue.bind(ctx) as (value: T) => void;
+    const onError = attemptError.bind(ctx);
+    try {
+      // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
+      // foreign thenable, which could call back twice, or synchronously.
+      if (result instanceof Promise) result.then(onValue, onError);
+      else Promise.resolve(result).then(onValue, onError);
+    } catch (error) {
+      // A Promise subclass or Proxy whose `then` throws: the attempt failed with that error.
+      onError(error);
+    }
+  }
+
+  /** Attempt `ctx.attempt` resolved with `value`; ignored unless it is still the running attempt. */
+  attemptResolved(ctx: Context, value: T): void {
+    if (this.#attempt === ctx.attempt && this.#phase === ATTEMPTING) this.#succeed(value);
+  }
+
+  /** Attempt `ctx.attempt` failed with `error`; ignored unless it is still the running attempt. */
+  attemptRejected(ctx: Context, error: unknown): void {
+    if (this.#attempt === ctx.attempt && this.#phase === ATTEMPTING) this.#attemptFailed(error, ctx);
   }
 
   /** The moment an attempt started at `attemptStart` must stop: its timeout or the deadline. */
@@ -314,13 +357,25 @@ class Run<T> implements Timed, AbortWatcher {
   }
 
   onDue(t: number): void {
+    try {
+      this.#due(t);
+    } catch (error) {
+      // Whatever the call's own code threw settles that call, and no other.
+      this.#fail(error);
+    }
+  }
+
+  #due(t: number): void {
     const config = this.#config;
-    if (this.#phase === SLEEPING) {
+    const phase = this.#phase;
+    if (phase === SLEEPING) {
       // A timer can fire late; an attempt started at or past the deadline could only overrun it.
       const elapsedMs = t - this.#startedAt;
       if (elapsedMs >= config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError));
       return this.#runAttempt(t);
     }
+    // Settled already (the timer queue skips such calls too): nothing is due.
+    if (phase !== ATTEMPTING) return;
     // Which limit was queued (see #stopAt): the deadline, or the attempt timeout before it.
     const atDeadline = this.dueAt === this.#startedAt + config.deadlineMs;
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
@@ -332,24 +387,42 @@ class Run<T> implements Timed, AbortWatcher {
       atDeadline ? { cause: this.#lastError } : undefined,
     );
     this.#controller?.abort(timeout);
+    // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout));
+    // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
+    if (this.#phase !== ATTEMPTING) return;
     this.#attemptFailed(timeout, undefined, t);
   }
 
-  /** Called when the caller's signal aborts. */
+  /** Called when the caller's signal aborts. The attempt it cut short is recorded nowhere. */
   onCallerAbort(reason: unknown): void {
+    if (this.#phase >= SUCCEEDED) return;
     this.#controller?.abort(reason);
     this.#fail(reason);
   }
 
   #succeed(value: T): void {
+    // Settled first: an abort that the hooks below raise comes after the success, too late.
     this.#finish(SUCCEEDED, value);
-    this.#config.budget?.record(true);
-    this.#config.throttle?.record(true);
+    const { budget, throttle } = this.#config;
+    if (budget !== undefined || throttle !== undefined) {
+      try {
+        budget?.record(true);
+        throttle?.record(true);
+      } catch (error) {
+        // Nobody has seen the success yet: the call fails with the hook's error instead.
+        this.#phase = FAILED;
+        this.#lastError = error;
+        this.#reject?.(error);
+        return;
+      }
+    }
     this.#resolve?.(value);
   }
 
+  /** Settles the call with `error`, unless it has settled already: the first outcome wins. */
   #fail(error: unknown): void {
+    if (this.#phase >= SUCCEEDED) return;
     this.#finish(FAILED, error);
     this.#reject?.(error);
   }
@@ -359,14 +432,18 @@ class Run<T> implements Timed, AbortWatcher {
     this.#lastError = outcome;
     unschedule(this);
     const { signal } = this.#config;
-    if (signal !== undefined) unwatchAbort(signal, this);
+    if (signal === undefined) return;
+    try {
+      unwatchAbort(signal, this);
+    } catch {
+      // A signal-like object whose removeEventListener throws: the call is settled all the same.
+    }
   }
 
   /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */
   #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = steadyNow()): void {
     unschedule(this);
     this.#lastError = error;
-    if (Number.isNaN(this.#startedAt)) this.#startedAt = t;
     const config = this.#config;
     const attempt = this.#attempt;
     const elapsedMs = t - this.#startedAt;
@@ -374,6 +451,9 @@ class Run<T> implements Timed, AbortWatcher {
     let delayMs: number;
     try {
       const transient = config.retryable(error, context);
+      // That code may have aborted the caller's signal, which settled the call: the attempt it
+      // cut short says nothing about the server, so nothing is recorded.
+      if (this.#phase !== ATTEMPTING) return;
       // Only transient failures say the server is struggling; the rest count as served.
       config.throttle?.record(!transient);
       if (!transient) return this.#fail(error);
@@ -387,23 +467,25 @@ class Run<T> implements Timed, AbortWatcher {
       delayMs = delayFor(attempt - 1, config.backoff, config.rng);
       const hintMs = retryAfterMsOf(error);
       if (hintMs !== undefined) delayMs = Math.max(delayMs, hintMs);
+      // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
+      // fractional delay (jitter makes them) is rounded up to the next millisecond.
+      if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
+        return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
+      }
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
       return this.#fail(policyError);
     }
     // That code may also have aborted the caller's signal, which settled the call already.
-    if (this.#phase === FAILED) return;
-    // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
-    // fractional delay (jitter makes them) is rounded up to the next millisecond.
-    if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
-      return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
-    }
+    if (this.#phase !== ATTEMPTING) return;
     try {
-      config.onRetry({ attempt, error, delayMs, elapsedMs });
+      const returned: unknown = config.onRetry({ attempt, error, delayMs, elapsedMs });
+      // An async hook's rejection is as harmless as a sync hook's throw.
+      if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
     } catch {
       // A logging hook must not change what retry() does.
     }
-    if (this.#phase === FAILED) return;
+    if (this.#phase !== ATTEMPTING) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);
   }
@@ -419,11 +501,23 @@ class Run<T> implements Timed, AbortWatcher {
   }
 }
 
+/** What a Context needs of its call. */
+interface ContextOwner {
+  signalFor(attempt: number): AbortSignal;
+  attemptResolved(ctx: Context, value: unknown): void;
+  attemptRejected(ctx: Context, error: unknown): void;
+}
+
 class Context implements AttemptContext {
-  readonly #run: { signalFor(attempt: number): AbortSignal };
+  readonly #run: ContextOwner;
+
+  /** The call a context belongs to, for the reactions below (users never see it). */
+  static ownerOf(ctx: Context): ContextOwner {
+    return ctx.#run;
+  }
 
   constructor(
-    run: { signalFor(attempt: number): AbortSignal },
+    run: ContextOwner,
     readonly attempt: number,
     readonly elapsedMs: number,
     readonly remainingMs: number,
@@ -436,3 +530,12 @@ class Context implements AttemptContext {
   }
 }
 
+/** The reaction to an attempt's value; `this` is the attempt's context. */
+function attemptValue(this: Context, value: unknown): void {
+  Context.ownerOf(this).attemptResolved(this, value);
+}
+
+/** The reaction to an attempt's failure; `this` is the attempt's context. */
+function attemptError(this: Context, error: unknown): void {
+  Context.ownerOf(this).attemptRejected(this, error);
+}

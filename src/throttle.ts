@@ -35,7 +35,10 @@ export interface AdaptiveThrottleOptions {
  * setInterval(() => metrics.gauge('search.client_rejection', throttle.rejectionProbability()), 10_000);
  */
 export interface AdaptiveThrottle extends AttemptThrottle {
-  /** Attempts asked for in the window, the ones rejected locally included. */
+  /**
+   * Attempts in the window: those rejected locally, and those admitted whose outcome was
+   * recorded (an attempt the caller aborted or abandoned is not counted).
+   */
   readonly requests: number;
   /** Attempts the server accepted in the window (anything but a transient failure). */
   readonly accepts: number;
@@ -85,7 +88,8 @@ const SLICES = 60;
  *
  *     max(0, (requests − k · accepts) / (requests + 1))
  *
- * where `requests` counts the attempts asked for in the last `windowMs` (rejected ones too) and
+ * where `requests` counts the attempts of the last `windowMs` (rejected ones too; an admitted
+ * one once its outcome is known, so an attempt the caller aborted is not counted) and
  * `accepts` those the server accepted (anything but a transient failure). While the server
  * accepts everything the probability is 0; when it rejects everything, the client sends only
  * about `k` times what gets accepted, so a dead backend receives a trickle instead of the full
@@ -165,14 +169,22 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
       // The probability is computed before this request counts, as the book's formula reads:
       // the first request after a quiet spell always goes through.
       const p = probability();
+      if (p === 0) return true; // no draw: keeps the rng sequence tied to throttled moments only
+      if (checkedRandom(rng) >= p) return true;
+      // A request rejected here counts at once; an admitted one counts when its outcome is
+      // recorded (see record).
       requests++;
       sliceRequests[slot] = (sliceRequests[slot] as number) + 1;
-      if (p === 0) return true; // no draw: keeps the rng sequence tied to throttled moments only
-      return checkedRandom(rng) >= p;
+      return false;
     },
     record(accepted: boolean): void {
-      if (!accepted) return;
+      // An admitted attempt counts as a request only once it has an outcome: one the caller
+      // aborted, or abandoned at its deadline, is never recorded, and says nothing about the
+      // server (a typeahead cancelling stale searches must not throttle itself).
       const slot = advance();
+      requests++;
+      sliceRequests[slot] = (sliceRequests[slot] as number) + 1;
+      if (!accepted) return;
       accepts++;
       sliceAccepts[slot] = (sliceAccepts[slot] as number) + 1;
     },

@@ -62,26 +62,8 @@ export function steadyNow(): number {
   return raw + clockOffset;
 }
 
-const RESOLVED = /* @__PURE__ */ Promise.resolve();
-let burstTime: number | undefined;
-function endBurst(): void {
-  burstTime = undefined;
-}
-
-/**
- * One `steadyNow()` reading shared by every caller until the microtasks queued before it have
- * run. Calls started together (say fifty in one loop) learn, one microtask later each, that
- * their first attempt is still running; had each read the clock then, the last would start its
- * deadline after the synchronous work of the forty-nine before it. All of them started before
- * the first reading, so sharing it never starts a deadline early, only less late.
- */
-export function burstNow(): number {
-  if (burstTime === undefined) {
-    burstTime = steadyNow();
-    RESOLVED.then(endBurst);
-  }
-  return burstTime;
-}
+/** `slot` of an item taken off the heap by the running timer tick and not yet called. */
+const DUE = -2;
 
 let timer: unknown;
 let timerDueAt = Infinity;
@@ -91,6 +73,9 @@ let timerClear: typeof clearTimeout | undefined;
 
 /** Queues `item` to have `onDue` called at `dueAt`; `Infinity` means never (nothing is queued). */
 export function schedule(item: Timed, dueAt: number): void {
+  // Queued already: move it rather than queue it twice (a heap holding one item in two slots
+  // would call it twice and lose track of its position).
+  if (item.slot >= 0) unschedule(item);
   item.dueAt = dueAt;
   if (dueAt === Infinity) {
     item.slot = NOT_QUEUED;
@@ -105,7 +90,11 @@ export function schedule(item: Timed, dueAt: number): void {
 /** Removes `item` from the queue if it is queued; harmless otherwise. */
 export function unschedule(item: Timed): void {
   const slot = item.slot;
-  if (slot < 0) return;
+  if (slot < 0) {
+    // Due in the running tick but not called yet: it will not be (see onTimer).
+    item.slot = NOT_QUEUED;
+    return;
+  }
   item.slot = NOT_QUEUED;
   const last = heap.pop() as Timed;
   if (slot < heap.length) {
@@ -121,6 +110,8 @@ export function unschedule(item: Timed): void {
 function onTimer(): void {
   timer = undefined;
   timerDueAt = Infinity;
+  clearBackstop();
+  let failure: { error: unknown } | undefined;
   try {
     const t = steadyNow();
     // Take everything due first, then call it: an item that reschedules itself for "now"
@@ -129,12 +120,26 @@ function onTimer(): void {
     while (heap.length > 0 && (heap[0] as Timed).dueAt <= t) {
       const item = heap[0] as Timed;
       unschedule(item);
+      item.slot = DUE;
       due.push(item);
     }
-    for (const item of due) item.onDue(t);
+    for (const item of due) {
+      // An earlier call of this tick may have settled this item (an abort it raised) or moved
+      // it: its turn is gone, and calling it now would act on a settled call.
+      if (item.slot !== DUE) continue;
+      item.slot = NOT_QUEUED;
+      // Each item is isolated: one that throws must not keep the others of this tick waiting.
+      try {
+        item.onDue(t);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
   } finally {
     armTimer();
   }
+  // retry()'s items never throw; anything else that did is reported, after the others ran.
+  if (failure !== undefined) throw failure.error;
 }
 
 function armTimer(): void {
@@ -150,14 +155,55 @@ function armTimer(): void {
   timerClear = globalThis.clearTimeout;
   timerDueAt = head.dueAt;
   timer = owner(onTimer, delay);
+  if (owner !== hostSetTimeout) armBackstop(delay);
 }
 
 function disarmTimer(): void {
+  clearBackstop();
   if (timer === undefined) return;
   // Clear with the clock that armed it: the global one may belong to another clock by now.
   (timerClear as typeof clearTimeout)(timer as ReturnType<typeof setTimeout>);
   timer = undefined;
   timerDueAt = Infinity;
+}
+
+/*
+ * A timer armed on a virtual clock (@sinonjs/fake-timers) fires only when that clock is
+ * ticked; once the clock is uninstalled it never fires, and a call waiting on it would wait
+ * for ever (until some other retry() re-armed the queue). So while the timer belongs to
+ * another clock than the host's, a backstop on the host's own timers (the ones found when
+ * this module loaded) looks again now and then, and re-arms the queue on whatever clock is
+ * current. It is unref'd where the host allows, so it never keeps a process alive, and it goes
+ * with the timer.
+ */
+const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeout;
+const hostClearTimeout: typeof clearTimeout | undefined = globalThis.clearTimeout;
+/** How often, at most, the backstop looks whether the clock that armed the timer is gone. */
+const BACKSTOP_MS = 1000;
+let backstop: ReturnType<typeof setTimeout> | undefined;
+
+function armBackstop(delay: number): void {
+  if (typeof hostSetTimeout !== 'function') return;
+  backstop = hostSetTimeout(onBackstop, Math.min(Math.max(delay, 1), BACKSTOP_MS));
+  (backstop as { unref?: () => void }).unref?.();
+}
+
+function clearBackstop(): void {
+  if (backstop === undefined) return;
+  (hostClearTimeout as typeof clearTimeout)(backstop);
+  backstop = undefined;
+}
+
+function onBackstop(): void {
+  backstop = undefined;
+  if (globalThis.setTimeout === timerOwner) {
+    // Its clock is still installed: look again later.
+    armBackstop(BACKSTOP_MS);
+    return;
+  }
+  // The clock that armed the timer is gone: arm on the current one (which may be due now).
+  disarmTimer();
+  armTimer();
 }
 
 function siftUp(index: number): void {

@@ -126,6 +126,34 @@ describe('createRetryBudget with retry() in virtual time', () => {
 
   const backoff = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'none' } as const;
 
+  it('regression (issue 12, defect 3): an attempt the caller aborted, or the deadline abandoned, spends no token', async () => {
+    const budget = createRetryBudget();
+    const hang = () => new Promise<never>(() => {});
+    // The caller aborts while the failure is being judged (its predicate cancels the work).
+    const controller = new AbortController();
+    const judged = track(
+      retry(() => Promise.reject(httpError(503)), {
+        budget,
+        signal: controller.signal,
+        retryable: () => {
+          controller.abort(new Error('cancelled'));
+          return true;
+        },
+      }),
+    );
+    // The caller aborts a running attempt; the deadline abandons another.
+    const other = new AbortController();
+    const aborted = track(retry(hang, { budget, signal: other.signal }));
+    const abandoned = track(retry(hang, { budget, deadlineMs: 100 }));
+    await clock.tickAsync(0);
+    other.abort(new Error('gone'));
+    await clock.tickAsync(100);
+    expect((judged.error as Error).message).toBe('cancelled');
+    expect((aborted.error as Error).message).toBe('gone');
+    expect((abandoned.error as RetryError).reason).toBe('deadline');
+    expect(budget.tokens).toBe(10);
+  });
+
   it('refuses the fifth retry of a failing call: RetryError "budget" with the last error', async () => {
     const budget = createRetryBudget();
     const errors = Array.from({ length: 10 }, (_, i) => httpError(503, { i }));

@@ -16,7 +16,7 @@ describe('retry() validates its options before anything runs', () => {
     [{ onRetry: 'log' }, TypeError, /options\.onRetry must be a function, got "log"/],
     [{ rng: 0.5 }, TypeError, /options\.rng must be a function, got 0\.5/],
     [{ idempotent: 'yes' }, TypeError, /options\.idempotent must be a boolean or a function, got "yes"/],
-    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal, got \{\}/],
+    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got \{\}/],
     [{ budget: { canRetry: () => true } }, TypeError, /options\.budget must come from createRetryBudget/],
     [{ throttle: {} }, TypeError, /options\.throttle must come from createAdaptiveThrottle/],
     [{ backoff: { multiplier: 0 } }, RangeError, /options\.backoff\.multiplier must be a finite number >= 1, got 0/],
@@ -86,5 +86,50 @@ describe('retry() validates its options before anything runs', () => {
       await expect(retry(async () => 'ok', box.options)).resolves.toBe('ok');
     }
     expect([first.reads, second.reads, open.reads]).toEqual([1, 1, 2]);
+  });
+});
+
+describe('regressions of issue 12: options are what the caller wrote', () => {
+  it('defect 11: a signal without removeEventListener (or addEventListener, or aborted) is refused up front', () => {
+    const fn = vi.fn(async () => 1);
+    for (const signal of [
+      { aborted: false, addEventListener() {} },
+      { aborted: false, removeEventListener() {} },
+      { addEventListener() {}, removeEventListener() {} },
+    ]) {
+      expect(() => retry(fn, { signal: signal as unknown as AbortSignal })).toThrow(
+        /^retry: options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got /,
+      );
+    }
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('reads own properties only: a polluted Object.prototype changes nothing', async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    let attempts = 0;
+    const fn = async () => {
+      if (++attempts < 3) throw Object.assign(new Error('unavailable'), { status: 503 });
+      return 'ok';
+    };
+    try {
+      proto.idempotent = false;
+      proto.maxAttempts = 1;
+      proto.backoff = { initialDelayMs: 5 };
+      const p = retry(fn, { backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
+      // Were the inherited fields read, the first 503 would end the call.
+      await expect(p).resolves.toBe('ok');
+      expect(attempts).toBe(3);
+    } finally {
+      delete proto.idempotent;
+      delete proto.maxAttempts;
+      delete proto.backoff;
+    }
+  });
+
+  it('refuses arrays, Maps and Sets as options, naming what they are', () => {
+    expect(call([])).toThrow(new TypeError('retry: options must be a plain object, got an array'));
+    expect(call(new Map([['maxAttempts', 1]]))).toThrow(new TypeError('retry: options must be a plain object, got a Map'));
+    expect(call(new Set())).toThrow(new TypeError('retry: options must be a plain object, got a Set'));
+    expect(call({ backoff: [] })).toThrow(new TypeError('retry: options.backoff must be a plain object, got an array'));
   });
 });

@@ -596,3 +596,170 @@ describe('retry(): onRetry and the attempt context', () => {
     expect(results.every((r) => r.state === 'resolved')).toBe(true);
   });
 });
+
+describe('retry(): regressions of issue 12 (no call can take another down; the deadline counts from the call)', () => {
+  it('defect 1: a promise fn returns after aborting the caller’s signal is still listened to (no unhandled rejection)', async () => {
+    for (const attempt of [1, 2]) {
+      const controller = new AbortController();
+      let n = 0;
+      const p = track(
+        retry(
+          async () => {
+            if (++n < attempt) throw httpError(503);
+            // "Cancel the siblings, then fail", in one synchronous step.
+            controller.abort(new Error('siblings cancelled'));
+            throw new Error('and this one failed too');
+          },
+          { signal: controller.signal, backoff: noJitter },
+        ),
+      );
+      await clock.tickAsync(1000);
+      expect(p.state).toBe('rejected');
+      expect((p.error as Error).message).toBe('siblings cancelled');
+    }
+  });
+
+  it('defect 2: the deadline counts from the call, fn’s synchronous part included', async () => {
+    const p = track(
+      retry(
+        () => {
+          clock.tick(300); // 300 ms of synchronous work, then it hangs
+          return new Promise<never>(() => {});
+        },
+        { deadlineMs: 100 },
+      ),
+    );
+    // Settles on the first timer turn after the work, not 100 ms after it (before: at 400).
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).elapsedMs).toBe(300);
+  });
+
+  it('defect 2: the deadline counts from the call, the caller’s own synchronous code after it included', async () => {
+    const p = track(retry(() => new Promise<never>(() => {}), { deadlineMs: 100 }));
+    clock.tick(60); // the caller keeps the thread 60 ms before the first microtask
+    await clock.tickAsync(40);
+    expect(p.state).toBe('rejected');
+    expect((p.error as RetryError).elapsedMs).toBe(100);
+  });
+
+  it('issue 13: RetryError.elapsedMs is a whole number of milliseconds', () => {
+    const error = new RetryError('deadline', 2, 1234.5678, new Error('x'));
+    expect(error.elapsedMs).toBe(1235);
+    expect(error.message).toContain('in 1235 ms');
+  });
+
+  it('defect 4: a RetryError whose cause has a throwing message getter still settles the call', async () => {
+    const hostile = new Error('hostile');
+    Object.defineProperty(hostile, 'message', {
+      get() {
+        throw new Error('message getter');
+      },
+    });
+    const p = track(
+      retry(() => Promise.reject(hostile), { retryable: () => true, deadlineMs: 500, backoff: noJitter }),
+    );
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect((p.error as RetryError).cause).toBe(hostile);
+  });
+
+  it('defect 4: a Promise subclass whose then calls back at once neither queues the call twice nor runs fn after it settled', async () => {
+    class SyncPromise<T> extends Promise<T> {
+      constructor(private readonly value: T) {
+        super(() => {});
+      }
+      override then<A = T, B = never>(onValue?: ((value: T) => A | PromiseLike<A>) | null): Promise<A | B> {
+        onValue?.(this.value);
+        return Promise.resolve() as Promise<A | B>;
+      }
+    }
+    let calls = 0;
+    const p = track(
+      retry(
+        () => (++calls === 1 ? Promise.reject(httpError(503)) : new SyncPromise('sync')),
+        { backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('sync');
+    await clock.tickAsync(200_000); // past the deadline that was once left queued
+    expect(calls).toBe(2);
+  });
+
+  it('defect 4: a Promise subclass or Proxy whose then throws fails that attempt with the thrown error', async () => {
+    const forbidden = httpError(403);
+    class Throwing<T> extends Promise<T> {
+      override then(): never {
+        throw forbidden;
+      }
+    }
+    const proxied = new Proxy(Promise.resolve('x'), {
+      get(target, key) {
+        if (key === 'then') throw forbidden;
+        return Reflect.get(target, key);
+      },
+    });
+    for (const make of [() => new Throwing<string>(() => {}), () => proxied]) {
+      let calls = 0;
+      const p = track(retry(() => (++calls === 1 ? Promise.reject(httpError(503)) : make()), { backoff: noJitter }));
+      await clock.tickAsync(1000); // attempt 2 runs from the shared timer
+      expect(p.state).toBe('rejected');
+      expect(p.error).toBe(forbidden);
+    }
+  });
+
+  it('defect 5: budget.record(true) or throttle.record(true) throwing on the async success path rejects with that error', async () => {
+    const broken = new Error('metrics sink down');
+    const budget = {
+      record: (success: boolean) => {
+        if (success) throw broken;
+      },
+      canRetry: () => true,
+    };
+    const throttle = { admit: () => true, record: budget.record, error: () => new Error('never') };
+    for (const options of [{ budget }, { throttle }]) {
+      // Settles after the adoption microtask: the returned promise's settle functions are in use.
+      const later = track(retry(() => new Promise<string>((resolve) => setTimeout(resolve, 10, 'late')), options));
+      const atOnce = track(retry(async () => 'now', options));
+      await clock.tickAsync(10);
+      expect(later.state).toBe('rejected');
+      expect(later.error).toBe(broken);
+      expect(atOnce.error).toBe(broken);
+    }
+  });
+
+  it('defect 8: an async onRetry that rejects changes nothing (no unhandled rejection)', async () => {
+    const { fn } = script(httpError(503));
+    let hooks = 0;
+    // A plain async function: vi.fn would itself listen to the promise it returns.
+    const onRetry = async (): Promise<void> => {
+      hooks++;
+      throw new Error('log sink down');
+    };
+    const p = track(retry(fn, { backoff: noJitter, onRetry }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(hooks).toBe(1);
+  });
+
+  it('defect 11: a signal-like object that dispatches without currentTarget still aborts the call', async () => {
+    const listeners = new Set<() => void>();
+    const signal = {
+      aborted: false,
+      reason: new Error('custom abort'),
+      addEventListener: (_type: string, listener: () => void) => listeners.add(listener),
+      removeEventListener: (_type: string, listener: () => void) => listeners.delete(listener),
+    };
+    const p = track(retry(() => new Promise<never>(() => {}), { signal: signal as unknown as AbortSignal }));
+    await clock.tickAsync(0);
+    signal.aborted = true;
+    for (const listener of [...listeners]) listener();
+    await clock.tickAsync(0);
+    expect(p.error).toBe(signal.reason);
+    expect(listeners.size).toBe(0);
+  });
+});

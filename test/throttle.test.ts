@@ -276,6 +276,45 @@ describe('createAdaptiveThrottle with retry() in virtual time', () => {
     expect(throttle.accepts).toBe(0);
   });
 
+  it('regression (issue 12, defect 3): an attempt the caller aborts is not counted, so a typeahead never throttles itself', async () => {
+    const throttle = createAdaptiveThrottle({ rng: () => 0 }); // any probability above 0 rejects
+    const search = ({ signal }: { signal: AbortSignal }) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(resolve, 50, 'results');
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      });
+    // Each keystroke aborts the search before it, against a server that never fails.
+    let previous: AbortController | undefined;
+    const searches = [];
+    for (let i = 0; i < 20; i++) {
+      previous?.abort(new Error('stale'));
+      previous = new AbortController();
+      searches.push(track(retry(search, { throttle, signal: previous.signal })));
+      await clock.tickAsync(10);
+    }
+    await clock.tickAsync(50);
+    expect(searches.filter((s) => s.state === 'rejected').map((s) => (s.error as Error).message)).toEqual(
+      Array.from({ length: 19 }, () => 'stale'),
+    );
+    expect(searches.at(-1)?.value).toBe('results');
+    expect(throttle.requests).toBe(1);
+    expect(throttle.rejectionProbability()).toBe(0);
+  });
+
+  it('regression (issue 12, defect 3): an attempt abandoned at the deadline is not counted', async () => {
+    const throttle = createAdaptiveThrottle({ rng: () => 0 });
+    for (let i = 0; i < 5; i++) {
+      const p = track(retry(() => new Promise<never>(() => {}), { throttle, deadlineMs: 100 }));
+      await clock.tickAsync(100);
+      expect((p.error as RetryError).reason).toBe('deadline');
+    }
+    expect(throttle.requests).toBe(0);
+    await expect(retry(async () => 'served', { throttle })).resolves.toBe('served');
+  });
+
   it('counts anything but a transient failure as accepted', async () => {
     const throttle = createAdaptiveThrottle({ rng: never });
     await retry(async () => 'ok', { throttle });

@@ -4,6 +4,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AttemptContext, RetryError, retry } from '../src/index.js';
+import { createRetryBudget } from '../src/budget.js';
 import { MAX_TIMER_DELAY, queueState } from '../src/timer-queue.js';
 import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
 
@@ -37,7 +38,7 @@ async function microtasks(n = 10): Promise<void> {
 }
 
 describe('the success path', () => {
-  it('reads no clock and arms no timer for calls that settle at once, one by one or all together', async () => {
+  it('reads the clock once per call and arms no timer for calls that settle at once, one by one or all together', async () => {
     clock = installClock();
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
     const nowSpy = vi.spyOn(globalThis.performance, 'now');
@@ -45,7 +46,8 @@ describe('the success path', () => {
     const all = await Promise.all(Array.from({ length: 100 }, (_, i) => retry(() => Promise.resolve(i))));
     expect(all).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(setTimeoutSpy).not.toHaveBeenCalled();
-    expect(nowSpy).not.toHaveBeenCalled();
+    // The deadline counts from the call, so each call reads the clock when it is made; only then.
+    expect(nowSpy).toHaveBeenCalledTimes(200);
   });
 
   it('queues the deadline of a first attempt still running after the adoption microtask, and only then', async () => {
@@ -61,7 +63,7 @@ describe('the success path', () => {
     expect(clock.countTimers()).toBe(0);
   });
 
-  it('starts the deadlines of calls begun together from one reading, taken before their later work', async () => {
+  it('regression: the deadlines of calls begun together count from each call, not from after their later work', async () => {
     clock = installClock();
     const settledAt: number[] = [];
     const calls = Array.from({ length: 20 }, (_, i) =>
@@ -80,8 +82,9 @@ describe('the success path', () => {
     await clock.tickAsync(200);
     const errors = await Promise.all(calls);
     expect(errors.every((e) => e instanceof RetryError && e.reason === 'deadline')).toBe(true);
-    // All started at 0; the shared reading is taken after the first call's 2 ms, not the last's 40.
-    expect(Math.max(...settledAt)).toBe(102);
+    // All started at 0 and settle at 100, though their work ran until 40 (before: 102, one
+    // reading shared after the first call's 2 ms; before that, up to 140).
+    expect(settledAt).toEqual(Array.from({ length: 20 }, () => 100));
   });
 
   it('an abort in the same tick as the call, before the adoption microtask, rejects with the reason', async () => {
@@ -289,5 +292,79 @@ describe('many concurrent calls, cancelled in any order', () => {
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('regressions of issue 12: one call cannot take another down', () => {
+  it('defect 4: a throw under the shared timer settles only that call; the others due in the same tick still run', async () => {
+    clock = installClock();
+    const broken = new RangeError('throttle rng out of range');
+    let admits = 0;
+    const throttle = {
+      admit: () => {
+        if (++admits > 1) throw broken;
+        return true;
+      },
+      record: () => {},
+      error: () => new Error('never asked'),
+    };
+    const a = track(retry(() => Promise.reject(httpError(503)), { throttle, backoff: constant(100) }));
+    const b = failing(1);
+    const pb = track(retry(b.fn, { backoff: constant(100) }));
+    // Both sleep until 100; a's second attempt starts first and its throttle throws.
+    await clock.tickAsync(100);
+    expect(a.state).toBe('rejected');
+    expect(a.error).toBe(broken);
+    expect(pb.value).toBe('ok');
+  });
+
+  it('defect 7: a call settled by another call’s code in the tick where both were due is skipped', async () => {
+    clock = installClock();
+    const controller = new AbortController();
+    const budget = createRetryBudget();
+    let judgedForB = 0;
+    const hang = () => new Promise<never>(() => {});
+    const a = track(
+      retry(hang, {
+        attemptTimeoutMs: 100,
+        maxAttempts: 2,
+        backoff: constant(100),
+        // a's retry cancels b, whose attempt timeout falls due in this same tick
+        onRetry: () => controller.abort(new Error('b cancelled')),
+      }),
+    );
+    const b = track(
+      retry(hang, {
+        attemptTimeoutMs: 100,
+        signal: controller.signal,
+        budget,
+        retryable: () => {
+          judgedForB++;
+          return true;
+        },
+      }),
+    );
+    await clock.tickAsync(100);
+    expect(b.state).toBe('rejected');
+    expect((b.error as Error).message).toBe('b cancelled');
+    // No phantom TimeoutError judged after b settled, no token spent for it.
+    expect(judgedForB).toBe(0);
+    expect(budget.tokens).toBe(10);
+    await clock.tickAsync(300);
+    expect((a.error as RetryError).reason).toBe('attempts');
+  });
+
+  it('defect 12: a call waiting when the virtual clock is uninstalled still settles, on the real timers', async () => {
+    clock = installClock();
+    const { fn } = failing(1);
+    const p = track(retry(fn, { backoff: constant(20) }));
+    await clock.tickAsync(0); // attempt 1 has failed: the call sleeps 20 ms on the virtual clock
+    expect(queueState()).toEqual({ queued: 1, timerArmed: true });
+    clock.uninstall();
+    clock = undefined;
+    // From here time is real: the sleep's remaining 20 ms pass on the host's timers, with no
+    // other retry() to re-arm the queue (before: it waited for ever).
+    await vi.waitFor(() => expect(p.state).toBe('resolved'), { timeout: 5000, interval: 10 });
+    expect(p.value).toBe('ok');
   });
 });

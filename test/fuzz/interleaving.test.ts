@@ -1,6 +1,7 @@
-// Interleaving fuzz: random attempt outcomes, latencies, deadlines, attempt timeouts, caller
-// aborts, retry budgets and Retry-After hints, all in virtual time, checking the promises retry() makes on
-// every run. `npm test` runs 500 cases; `npm run fuzz` runs FUZZ_RUNS (10,000).
+// Interleaving fuzz: random attempt outcomes (promise subclasses whose then calls back at once
+// or throws among them), latencies, deadlines, attempt timeouts, caller aborts, retry budgets,
+// Retry-After hints and async onRetry hooks that reject, all in virtual time, checking the
+// promises retry() makes on every run. `npm test` runs 500 cases; `npm run fuzz` runs FUZZ_RUNS (10,000).
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -26,7 +27,36 @@ type Outcome =
   | { kind: 'hang' }
   | { kind: 'late-value'; latencyMs: number }
   // fn aborts the caller's signal itself, then throws, returns or hangs.
-  | { kind: 'caller-abort'; then: 'throw' | 'value' | 'hang' };
+  | { kind: 'caller-abort'; then: 'throw' | 'value' | 'hang' }
+  // A Promise subclass whose then calls back at once (with a value or a 503), or throws a 503.
+  | { kind: 'sync-then'; fails: boolean }
+  | { kind: 'throwing-then' };
+
+/** A promise whose then calls back synchronously, as some hand-rolled subclasses do. */
+class SyncThen<T> extends Promise<T> {
+  #outcome: { value: T } | { error: unknown } = { error: undefined };
+  static of<T>(outcome: { value: T } | { error: unknown }): SyncThen<T> {
+    const promise = new SyncThen<T>(() => {});
+    promise.#outcome = outcome;
+    return promise;
+  }
+  override then<A = T, B = never>(
+    onValue?: ((value: T) => A | PromiseLike<A>) | null,
+    onError?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    const outcome = this.#outcome;
+    if ('value' in outcome) onValue?.(outcome.value);
+    else onError?.(outcome.error);
+    return Promise.resolve() as Promise<A | B>;
+  }
+}
+
+/** A promise whose then throws. */
+class ThrowingThen<T> extends Promise<T> {
+  override then(): never {
+    throw Object.assign(new Error('then threw 503'), { status: 503 });
+  }
+}
 
 const latency = fc.integer({ min: 0, max: 3000 });
 const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
@@ -46,6 +76,8 @@ const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant('caller-abort' as const), then: fc.constantFrom('throw' as const, 'value' as const, 'hang' as const) }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('sync-then' as const), fails: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('throwing-then' as const) }) },
 );
 
 const policyArb: fc.Arbitrary<BackoffPolicy> = fc
@@ -68,6 +100,7 @@ const scenarioArb = fc.record(
     randoms: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 16 }),
     // A shared budget, already partly drained by other calls.
     budget: fc.record({ maxTokens: fc.integer({ min: 1, max: 10 }), drained: fc.integer({ min: 0, max: 10 }) }),
+    rejectingHook: fc.boolean(),
   },
   { requiredKeys: ['outcomes', 'policy', 'deadlineMs', 'maxAttempts', 'randoms'] },
 );
@@ -103,8 +136,10 @@ async function runScenario(s: Scenario): Promise<void> {
     };
     const budget = s.budget === undefined ? undefined : createRetryBudget({ maxTokens: s.budget.maxTokens, tokenRatio: 0.1 });
     for (let i = 0; i < (s.budget?.drained ?? 0); i++) budget?.record(false);
-    const onRetry = (event: RetryEvent) => {
+    // Some hooks are async and reject: that must change nothing (and never go unhandled).
+    const onRetry = (event: RetryEvent): Promise<void> | undefined => {
       events.push(event);
+      return s.rejectingHook === true ? Promise.reject(new Error('hook failed')) : undefined;
     };
 
     const promise = retry(
@@ -132,6 +167,16 @@ async function runScenario(s: Scenario): Promise<void> {
           abort();
           if (script.then === 'throw') throw Object.assign(new Error('503 after abort'), { status: 503 });
           if (script.then === 'value') return `value of ${ctx.attempt}`;
+        }
+        if (script.kind === 'sync-then') {
+          end();
+          return SyncThen.of<string>(
+            script.fails ? { error: Object.assign(new Error('sync 503'), { status: 503 }) } : { value: `value of ${ctx.attempt}` },
+          );
+        }
+        if (script.kind === 'throwing-then') {
+          end();
+          return new ThrowingThen<string>(() => {});
         }
         if (script.kind === 'hang' || script.kind === 'caller-abort') return new Promise<never>(() => {});
         return new Promise<string>((resolve, reject) => {

@@ -24,7 +24,11 @@ describe('createAdaptiveThrottle', () => {
   function throttleAtThreeQuarters(draw: () => unknown) {
     let draws = 0;
     const throttle = createAdaptiveThrottle({ rng: () => (draws++ < 2 ? 1 : (draw() as number)) });
-    for (let i = 0; i < 3; i++) expect(throttle.admit()).toBe(true);
+    // Three admitted attempts that failed (an admitted attempt counts once it is recorded).
+    for (let i = 0; i < 3; i++) {
+      expect(throttle.admit()).toBe(true);
+      throttle.record(false);
+    }
     expect(throttle.rejectionProbability()).toBe(0.75);
     return throttle;
   }
