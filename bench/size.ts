@@ -43,7 +43,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
     // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    limitBytes: 14_600,
+    limitBytes: 15_200,
   },
 ];
 
