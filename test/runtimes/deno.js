@@ -1,0 +1,9 @@
+// Deno: the built dist/index.js against Deno.serve in this process. Run with network access to
+// 127.0.0.1 only and no other permission (static imports of local modules need none).
+import * as lib from '../../dist/index.js';
+import { handle, report } from './smoke.js';
+
+const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen() {} }, handle);
+const result = await report(lib, `http://127.0.0.1:${server.addr.port}`, 'deno');
+console.log(`REPORT ${JSON.stringify(result)}`);
+Deno.exit(0); // without waiting for /hang requests the server may still hold
