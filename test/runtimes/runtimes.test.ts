@@ -157,7 +157,8 @@ async function runWorkerd(): Promise<Outcome> {
     if (!response.ok) throw new Error(`workerd answered ${response.status}: ${text}`);
     child.kill('SIGTERM');
     const { stderr } = await exited;
-    return { report: JSON.parse(text) as Outcome['report'], stderr };
+    const { unhandled, ...report } = JSON.parse(text) as Outcome['report'] & { unhandled: string[] };
+    return { report, stderr: [stderr, ...unhandled].filter((text) => text !== '').join('\n') };
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited.catch(() => undefined);
@@ -218,6 +219,7 @@ const EXPECTED = {
     elapsedMs: expect.any(Number),
     fetch: { isRetryError: true, reason: 'deadline', elapsedMs: expect.any(Number) },
   },
+  lateRejection: { afterDeadline: 'deadline', afterTimeout: ['attempts', true] },
   abort: {
     duringFetch: { rejectedWithReason: true, served: 1, afterAbortMs: expect.any(Number) },
     duringSleep: { rejectedWithReason: true, calls: 1, elapsedMs: expect.any(Number) },

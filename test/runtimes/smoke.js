@@ -170,6 +170,19 @@ export async function smoke(lib, base, id = 'run') {
     };
   }
 
+  // An abandoned attempt's late rejection (after the deadline, after its attempt timeout) is
+  // swallowed: the runtime must report no unhandled rejection (a crash, or a line on stderr).
+  {
+    const late = (ms) => () => new Promise((_, reject) => setTimeout(() => reject(new Error('late')), ms));
+    const afterDeadline = await settle(retry(late(60), { deadlineMs: 20 }));
+    const afterTimeout = await settle(retry(late(60), { attemptTimeoutMs: 20, maxAttempts: 1 }));
+    await pause(100); // both late rejections happen meanwhile
+    cases.lateRejection = {
+      afterDeadline: afterDeadline.error?.reason,
+      afterTimeout: [afterTimeout.error?.reason, afterTimeout.error?.cause instanceof TimeoutError],
+    };
+  }
+
   // The caller's signal: aborting during a hung fetch, and during a backoff sleep, rejects at
   // once with the signal's reason.
   {
