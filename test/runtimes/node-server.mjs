@@ -14,18 +14,28 @@ export function serve(handle, { port = 0, extra } = {}) {
       if (!res.writableFinished) gone.abort();
     });
     try {
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk); // the smoke suite's bodies are small
       const request = new Request(new URL(req.url ?? '/', 'http://127.0.0.1'), {
         method: req.method,
         headers: Object.entries(req.headers).flatMap(([name, value]) =>
           value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]],
         ),
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
         signal: gone.signal,
       });
-      for await (const _ of req); // the smoke suite's bodies are small and unread: drain them
       const response = (await extra?.(req, res)) ?? (await handle(request));
       if (response === true) return; // `extra` answered itself
       res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(Buffer.from(await response.arrayBuffer()));
+      if (response.body === null) return void res.end();
+      // Streamed as it comes (/trickle sends part of a body, then waits); cancelled when the
+      // client goes away.
+      const reader = response.body.getReader();
+      gone.signal.addEventListener('abort', () => {
+        reader.cancel().catch(() => {});
+      });
+      for (let part = await reader.read(); !part.done; part = await reader.read()) res.write(part.value);
+      res.end();
     } catch (error) {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(String(error?.stack ?? error));

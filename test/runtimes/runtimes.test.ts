@@ -230,6 +230,8 @@ const EXPECTED = {
     iam: { retried: [200, 3], conflict: [409, 1], notFound: [200, 2] },
     gcs: { read: [200, 3], write: [503, 1], guardedWrite: [200, 2] },
   },
+  bodyReplay: { status: 200, body: { served: 2, received: 'payload' } },
+  abortBody: { status: 200, first: 'first chunk', restRejected: true },
   retryAfter: { status: 200, body: { served: 2 }, delays: [1000], elapsedMs: expect.any(Number) },
 };
 

@@ -20,19 +20,22 @@ const json = (body, init = {}) =>
 /**
  * The test server:
  * - `/flaky?key=K&fail=N&status=S[&retryAfter=R]`: the first N requests of K answer status S
- *   (with `Retry-After: R`), the later ones 200 `{ served }`, the number of requests of K so far;
+ *   (with `Retry-After: R`), the later ones 200 `{ served }`, the number of requests of K so far,
+ *   and `received`, the request's body, if it may have one;
  * - `/hang?key=K&hang=N`: the first N requests of K get no answer until the client goes away,
  *   the later ones 200 `{ served }`;
+ * - `/trickle`: one chunk of body at once, then nothing until the client goes away;
  * - `/count?key=K`: `{ served }` without counting itself.
  */
-export function handle(request) {
+export async function handle(request) {
   const url = new URL(request.url);
   const key = url.searchParams.get('key') ?? '';
   if (url.pathname === '/count') return json({ served: seen.get(key) ?? 0 });
   const served = (seen.get(key) ?? 0) + 1;
   seen.set(key, served);
   if (url.pathname === '/flaky') {
-    if (served > Number(url.searchParams.get('fail') ?? 0)) return json({ served });
+    const received = request.method === 'GET' || request.method === 'HEAD' ? {} : { received: await request.text() };
+    if (served > Number(url.searchParams.get('fail') ?? 0)) return json({ served, ...received });
     const retryAfter = url.searchParams.get('retryAfter');
     const headers = retryAfter === null ? {} : { 'retry-after': retryAfter };
     return json({ served, failed: true }, { status: Number(url.searchParams.get('status')), headers });
@@ -46,6 +49,20 @@ export function handle(request) {
         resolve(new Response(null, { status: 499 }));
       });
     });
+  }
+  if (url.pathname === '/trickle') {
+    // One chunk at once, then nothing until the client goes away.
+    let timer;
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('first chunk'));
+        timer = setTimeout(() => controller.close(), HANG_MS);
+      },
+      cancel() {
+        clearTimeout(timer);
+      },
+    });
+    return new Response(body, { headers: { 'content-type': 'text/plain' } });
   }
   return new Response('not found', { status: 404 });
 }
@@ -283,6 +300,25 @@ export async function smoke(lib, base, id = 'run') {
         ),
       },
     };
+  }
+
+  // A Request with a string body, retried after a 503: each attempt sends the whole body again.
+  {
+    const at = url('/flaky', { fail: 1, status: 503 });
+    const response = await retryFetch(new Request(at, { method: 'PUT', body: 'payload' }), undefined, { backoff: TINY });
+    cases.bodyReplay = { status: response.status, body: await response.json() };
+  }
+
+  // After retryFetch has returned the response, the caller's signal still stops its body, as
+  // it would with fetch.
+  {
+    const controller = new AbortController();
+    const response = await retryFetch(url('/trickle'), { signal: controller.signal }, { backoff: TINY });
+    const reader = response.body.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    controller.abort(new Error('no more body'));
+    const rest = await settle(reader.read());
+    cases.abortBody = { status: response.status, first, restRejected: 'error' in rest };
   }
 
   // Retry-After: 1 lengthens a 2 ms backoff to a whole second.
