@@ -49,6 +49,8 @@ const BROWSER = existsSync(CHROMIUM) ? { path: CHROMIUM } : { path: CHROMIUM, mi
 interface Outcome {
   report: { cases?: Record<string, unknown>; failed?: string };
   stderr: string;
+  /** Other `NAME <json>` lines the runtime printed, by NAME. */
+  lines?: Record<string, unknown>;
 }
 
 /** The longest any one runtime may take (startup included); the suite itself needs about 1.5 s. */
@@ -81,11 +83,12 @@ async function runScript(command: string, args: string[], env: NodeJS.ProcessEnv
   const what = `${command} ${args.join(' ')}`;
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const { stdout, stderr, code } = await collect(child, what);
-  const line = stdout.split('\n').find((text) => text.startsWith('REPORT '));
-  if (code !== 0 || line === undefined) {
+  const lines: Record<string, unknown> = {};
+  for (const match of stdout.matchAll(/^([A-Z]+) (\{.*\})$/gm)) lines[match[1] as string] = JSON.parse(match[2] as string);
+  if (code !== 0 || lines.REPORT === undefined) {
     throw new Error(`${what} exited with ${code} and no report.\nstdout: ${stdout}\nstderr: ${stderr}`);
   }
-  return { report: JSON.parse(line.slice('REPORT '.length)) as Outcome['report'], stderr };
+  return { report: lines.REPORT as Outcome['report'], stderr, lines };
 }
 
 /** The harness's own server (for workerd and Chromium, which cannot listen): the suite's routes and the files a page needs. */
@@ -184,7 +187,15 @@ async function runChromium(): Promise<Outcome> {
   });
 }
 
-const TARGETS: Array<{ name: string; binary: { path: string; missing?: string }; run(): Promise<Outcome> }> = [
+interface Target {
+  name: string;
+  binary: { path: string; missing?: string };
+  run(): Promise<Outcome>;
+  /** Checks of its own, beyond the shared report. */
+  check?(outcome: Outcome): void;
+}
+
+const TARGETS: Target[] = [
   { name: 'Node, ES module', binary: NODE, run: () => runScript(NODE.path, ['test/runtimes/node-esm.mjs']) },
   { name: 'Node, CommonJS', binary: NODE, run: () => runScript(NODE.path, ['test/runtimes/node-cjs.cjs']) },
   {
@@ -198,6 +209,16 @@ const TARGETS: Array<{ name: string; binary: { path: string; missing?: string };
         ['run', '--no-prompt', '--no-config', '--no-lock', '--unstable-no-legacy-abort', '--allow-net=127.0.0.1', 'test/runtimes/deno.js'],
         { DENO_DIR: join(ROOT, '.cache/runtimes/deno-dir'), DENO_NO_UPDATE_CHECK: '1' },
       ),
+    // The sandbox: loopback only, nothing else (under --no-prompt, 'prompt' is a refusal).
+    check: ({ lines }) =>
+      expect(lines?.PERMISSIONS).toEqual({
+        loopback: 'granted',
+        otherHosts: 'prompt',
+        read: 'prompt',
+        write: 'prompt',
+        env: 'prompt',
+        run: 'prompt',
+      }),
   },
   { name: 'Bun, ES module', binary: BUN, run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-esm.mjs']) },
   { name: 'Bun, CommonJS', binary: BUN, run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-cjs.cjs']) },
@@ -260,7 +281,8 @@ describe('the smoke suite, on the built package', () => {
         console.warn(`runtime smoke test skipped (${target.name}): ${target.binary.missing}`);
         ctx.skip(target.binary.missing);
       }
-      const { report, stderr } = await target.run();
+      const outcome = await target.run();
+      const { report, stderr } = outcome;
       expect(report.failed).toBeUndefined();
       expect(report.cases).toEqual(EXPECTED);
       const cases = report.cases as typeof EXPECTED;
@@ -269,6 +291,7 @@ describe('the smoke suite, on the built package', () => {
         expect(read(cases), `${what} (ms)`).toBeLessThan(below);
       }
       expect(stderr, 'what the runtime printed on stderr').toBe('');
+      target.check?.(outcome);
     }, RUN_LIMIT_MS + 10_000);
   }
 });
