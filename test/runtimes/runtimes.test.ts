@@ -144,6 +144,7 @@ async function runWorkerd(): Promise<Outcome> {
         control += chunk;
         const listen = control
           .split('\n')
+          .slice(0, -1) // complete lines only: a message may come in pieces
           .filter((line) => line.trim() !== '')
           .map((line) => JSON.parse(line) as { event: string; port: number })
           .find((message) => message.event === 'listen');
