@@ -2,7 +2,8 @@
 const lib = require('../../dist/index.cjs');
 
 (async () => {
-  const { handle, report } = await import('./smoke.js');
+  const { handle } = await import('./smoke-server.js');
+  const { report } = await import('./smoke.js');
   const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: handle });
   const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-cjs');
   console.log(`REPORT ${JSON.stringify(result)}`);

@@ -1,7 +1,8 @@
 // Deno: the built dist/index.js against Deno.serve in this process. Run with network access to
 // 127.0.0.1 only and no other permission (static imports of local modules need none).
 import * as lib from '../../dist/index.js';
-import { handle, report } from './smoke.js';
+import { handle } from './smoke-server.js';
+import { report } from './smoke.js';
 
 // What this process may do, for the harness to check the sandbox is what it should be. Under
 // --no-prompt, 'prompt' means denied.

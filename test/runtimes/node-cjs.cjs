@@ -3,7 +3,8 @@ const lib = require('../../dist/index.cjs');
 
 (async () => {
   const { serve } = await import('./node-server.mjs');
-  const { handle, report } = await import('./smoke.js');
+  const { handle } = await import('./smoke-server.js');
+  const { report } = await import('./smoke.js');
   const server = await serve(handle);
   const result = await report(lib, server.origin, 'node-cjs');
   console.log(`REPORT ${JSON.stringify(result)}`);

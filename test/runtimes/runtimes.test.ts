@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt } from '../package/built.js';
 import { CHROMIUM, IN_CI, MISSING_CHROMIUM, withChromium } from '../package/chromium.js';
 import { serve } from './node-server.mjs';
-import { handle } from './smoke.js';
+import { handle } from './smoke-server.js';
 
 const HERE = join(ROOT, 'test/runtimes');
 const INSTALLED = join(ROOT, '.cache/runtimes/node_modules');

@@ -1,8 +1,5 @@
 // Types of smoke.js (plain JavaScript so that every runtime runs it as it is).
 
-/** The smoke suite's test server, a web-standard fetch handler. */
-export function handle(request: Request): Response | Promise<Response>;
-
 /** Runs every case against `lib` and the server at `base`. */
 export function smoke(lib: unknown, base: string, id?: string): Promise<Record<string, unknown>>;
 

@@ -1,71 +1,12 @@
 // The runtime smoke suite: one source, run against the BUILT package (dist/) by Node (ESM and
 // CJS), Deno, Bun (ESM and CJS), workerd and headless Chromium; runtimes.test.ts drives them
 // all and compares each report with the same expectations. Plain JavaScript that every one of
-// them runs as it is, on real timers and real HTTP over loopback: `handle` is the test server
-// (a web-standard fetch handler, served by the runtime itself where it can listen, else by the
-// Node harness) and `smoke` the client, which takes the library as an argument so the same code
-// runs against the ES module and the CommonJS build.
+// them runs as it is, on real timers and real HTTP over loopback against smoke-server.js's
+// routes (served by the runtime itself where it can listen, else by the Node harness). `smoke`
+// takes the library as an argument, so the same code runs against the ES module and the
+// CommonJS build.
 //
 // Waits are a few milliseconds; the one exception is Retry-After, whose smallest value is 1 s.
-
-/** Requests seen so far, per `key` query parameter: each case uses its own key. */
-const seen = new Map();
-
-/** How long /hang holds a request whose client never gives up (none should). */
-const HANG_MS = 5_000;
-
-const json = (body, init = {}) =>
-  new Response(JSON.stringify(body), { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
-
-/**
- * The test server:
- * - `/flaky?key=K&fail=N&status=S[&retryAfter=R]`: the first N requests of K answer status S
- *   (with `Retry-After: R`), the later ones 200 `{ served }`, the number of requests of K so far,
- *   and `received`, the request's body, if it may have one;
- * - `/hang?key=K&hang=N`: the first N requests of K get no answer until the client goes away,
- *   the later ones 200 `{ served }`;
- * - `/trickle`: one chunk of body at once, then nothing until the client goes away;
- * - `/count?key=K`: `{ served }` without counting itself.
- */
-export async function handle(request) {
-  const url = new URL(request.url);
-  const key = url.searchParams.get('key') ?? '';
-  if (url.pathname === '/count') return json({ served: seen.get(key) ?? 0 });
-  const served = (seen.get(key) ?? 0) + 1;
-  seen.set(key, served);
-  if (url.pathname === '/flaky') {
-    const received = request.method === 'GET' || request.method === 'HEAD' ? {} : { received: await request.text() };
-    if (served > Number(url.searchParams.get('fail') ?? 0)) return json({ served, ...received });
-    const retryAfter = url.searchParams.get('retryAfter');
-    const headers = retryAfter === null ? {} : { 'retry-after': retryAfter };
-    return json({ served, failed: true }, { status: Number(url.searchParams.get('status')), headers });
-  }
-  if (url.pathname === '/hang') {
-    if (served > Number(url.searchParams.get('hang') ?? 0)) return json({ served });
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(json({ served, late: true }, { status: 504 })), HANG_MS);
-      request.signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve(new Response(null, { status: 499 }));
-      });
-    });
-  }
-  if (url.pathname === '/trickle') {
-    // One chunk at once, then nothing until the client goes away.
-    let timer;
-    const body = new ReadableStream({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode('first chunk'));
-        timer = setTimeout(() => controller.close(), HANG_MS);
-      },
-      cancel() {
-        clearTimeout(timer);
-      },
-    });
-    return new Response(body, { headers: { 'content-type': 'text/plain' } });
-  }
-  return new Response('not found', { status: 404 });
-}
 
 /** Backoff of a few milliseconds, without jitter, so the delays can be compared exactly. */
 const TINY = { initialDelayMs: 2, multiplier: 2, maxDelayMs: 8, jitter: 'none' };
