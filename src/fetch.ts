@@ -420,7 +420,10 @@ function ignore(): void {}
 function followLate(signal: AbortSignal): AbortController {
   const follower = new AbortController();
   // An attempt's signal aborts once, and lives no longer than its attempt: no need for `once`.
-  signal.addEventListener('abort', () => setTimeout(() => follower.abort(signal.reason), 0));
+  // The braces matter: a listener that returns a value (setTimeout's) makes workerd warn.
+  signal.addEventListener('abort', () => {
+    setTimeout(() => follower.abort(signal.reason), 0);
+  });
   return follower;
 }
 

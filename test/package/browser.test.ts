@@ -3,30 +3,13 @@
 // retries real fetches, waits on real timers, aborts with a real AbortSignal, and posts its
 // findings back to the server.
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
-import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt } from './built.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const IN_CI = process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI);
-const MISSING =
-  `headless Chromium not found at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium); ` +
-  '.ci/run installs it in CI.';
+import { IN_CI, MISSING_CHROMIUM as MISSING, hasChromium, withChromium } from './chromium.js';
 
 /** Everything the page reports; see browser-page.js. */
 interface PageReport {
@@ -100,43 +83,37 @@ describe('in headless Chromium', () => {
   let setupError: unknown;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) return; // the test below fails (CI) or skips (elsewhere), saying why
+    if (!hasChromium()) return; // the test below fails (CI) or skips (elsewhere), saying why
     assertBuilt();
-    const userDataDir = await mkdtemp(join(tmpdir(), 'tenacious-chromium-'));
     let reported!: (report: PageReport) => void;
     const received = new Promise<PageReport>((resolve) => {
       reported = resolve;
     });
     const server = await startServer((r) => reported(r));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-    });
     try {
-      const page = context.pages()[0] ?? (await context.newPage());
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      page.on('console', (message) => {
-        if (message.type() === 'error') pageErrors.push(message.text());
+      report = await withChromium(async (context) => {
+        const page = context.pages()[0] ?? (await context.newPage());
+        const pageErrors: string[] = [];
+        page.on('pageerror', (error) => pageErrors.push(error.message));
+        page.on('console', (message) => {
+          if (message.type() === 'error') pageErrors.push(message.text());
+        });
+        await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`the page reported nothing within 10 s; page errors: ${pageErrors.join('; ') || 'none'}`)), 10_000);
+        });
+        return await Promise.race([received, timedOut]).finally(() => clearTimeout(timer));
       });
-      await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`the page reported nothing within 10 s; page errors: ${pageErrors.join('; ') || 'none'}`)), 10_000);
-      });
-      report = await Promise.race([received, timedOut]).finally(() => clearTimeout(timer));
     } catch (error) {
       setupError = error;
     } finally {
-      await context.close();
       await new Promise((resolve) => server.close(resolve));
-      await rm(userDataDir, { recursive: true, force: true });
     }
   }, 30_000);
 
   it('runs retry() and computeDelay from the built ES module and reports back', (ctx) => {
-    if (!existsSync(CHROMIUM)) {
+    if (!hasChromium()) {
       if (IN_CI) throw new Error(`${MISSING} In CI (CI=${process.env.CI}) the browser test must run.`);
       // Outside CI a machine without Chromium may still run the rest of the suite.
       console.warn(`browser test skipped: ${MISSING}`);

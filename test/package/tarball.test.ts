@@ -17,7 +17,9 @@ let consumer: string;
 beforeAll(async () => {
   assertBuilt();
   tmp = await mkdtemp(join(tmpdir(), 'tenacious-pack-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT });
+  // --ignore-scripts: pack the build `npm test` just made. The prepack build would rewrite dist/
+  // while other test files read it (fresh-clone.test.ts checks prepack, in a clone of its own).
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], { cwd: ROOT });
   const [info] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   if (info === undefined) throw new Error(`npm pack printed no package: ${stdout}`);
   tarball = join(tmp, info.filename);

@@ -1,0 +1,11 @@
+// Bun, CommonJS: the built dist/index.cjs, loaded with require(), against Bun.serve.
+const lib = require('../../dist/index.cjs');
+
+(async () => {
+  const { handle } = await import('./smoke-server.js');
+  const { report } = await import('./smoke.js');
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: handle });
+  const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-cjs');
+  console.log(`REPORT ${JSON.stringify(result)}`);
+  server.stop(true);
+})();

@@ -1,0 +1,9 @@
+// Bun, ES module: the built dist/index.js against Bun.serve in this process.
+import * as lib from '../../dist/index.js';
+import { handle } from './smoke-server.js';
+import { report } from './smoke.js';
+
+const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: handle });
+const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-esm');
+console.log(`REPORT ${JSON.stringify(result)}`);
+server.stop(true);

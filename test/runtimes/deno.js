@@ -1,0 +1,23 @@
+// Deno: the built dist/index.js against Deno.serve in this process. Run with network access to
+// 127.0.0.1 only and no other permission (static imports of local modules need none).
+import * as lib from '../../dist/index.js';
+import { handle } from './smoke-server.js';
+import { report } from './smoke.js';
+
+// What this process may do, for the harness to check the sandbox is what it should be. Under
+// --no-prompt, 'prompt' means denied.
+const state = (descriptor) => Deno.permissions.querySync(descriptor).state;
+const permissions = {
+  loopback: state({ name: 'net', host: '127.0.0.1' }),
+  otherHosts: state({ name: 'net', host: 'example.com' }),
+  read: state({ name: 'read' }),
+  write: state({ name: 'write' }),
+  env: state({ name: 'env' }),
+  run: state({ name: 'run' }),
+};
+console.log(`PERMISSIONS ${JSON.stringify(permissions)}`);
+
+const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen() {} }, handle);
+const result = await report(lib, `http://127.0.0.1:${server.addr.port}`, 'deno');
+console.log(`REPORT ${JSON.stringify(result)}`);
+Deno.exit(0); // without waiting for /hang requests the server may still hold

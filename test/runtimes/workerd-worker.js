@@ -1,0 +1,22 @@
+// workerd: the built dist/index.js inside a Worker. workerd cannot listen for the smoke suite's
+// test server, so the harness serves it and names it in the request: GET /?base=ORIGIN&id=ID
+// runs the suite against ORIGIN and answers with the report.
+import * as lib from './dist/index.js';
+import { report } from './smoke.js';
+
+// workerd prints no unhandled rejection, even with --verbose: the worker collects them and
+// returns them with the report, and the harness counts them as stderr.
+const unhandled = [];
+addEventListener('unhandledrejection', (event) => {
+  unhandled.push(`unhandled rejection: ${event.reason?.stack ?? event.reason}`);
+});
+
+export default {
+  async fetch(request) {
+    const url = new URL(request.url);
+    const base = url.searchParams.get('base');
+    if (base === null) return new Response('missing ?base=', { status: 400 });
+    const result = await report(lib, base, url.searchParams.get('id') ?? 'workerd');
+    return new Response(JSON.stringify({ ...result, unhandled }), { headers: { 'content-type': 'application/json' } });
+  },
+};
