@@ -16,8 +16,10 @@
 // 5. Hung requests are abandoned and their connections closed; afterwards the library leaves
 //    no timer and no socket behind.
 //
-// The figures are printed at the end (npx vitest run test/faults/soak.test.ts); README's
-// "Reliability" section quotes them.
+// The figures are printed at the end (npm run test:soak); README's "Reliability" section quotes
+// them. `npm test` runs this file on its own, after the rest of the suite: point 4 measures
+// lateness on the real clock, and other test files sharing the two cores would measure their
+// own load, not the library.
 import { createServer } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
