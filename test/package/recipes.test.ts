@@ -185,6 +185,14 @@ describe('the code blocks of the documentation', () => {
     }
   });
 
+  it('shows in the README only recipes that docs/recipes.md holds, where test/clients runs them', () => {
+    const normalized = (code: string) => code.replace(/\s+/g, ' ').trim();
+    const full = snippets.filter((s) => s.source === 'docs/recipes.md').map((s) => normalized(s.code));
+    const inReadme = snippets.filter((s) => s.source === 'docs/readme/recipes.md');
+    expect(inReadme.length).toBeGreaterThan(0);
+    for (const snippet of inReadme) expect(full, `docs/readme/recipes.md:${snippet.line}`).toContain(normalized(snippet.code));
+  });
+
   it('type-checks every block against the built package and the real client libraries', () => {
     expect(errors.filter((e) => !e.startsWith('self-check:'))).toEqual([]);
   });
