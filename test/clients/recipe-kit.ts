@@ -43,7 +43,7 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
   return Object.assign(server, { stalled, stalledSocketClosed });
 }
 
-/** Whitespace-insensitive form of a piece of code, for comparing a test's copy with the README's. */
+/** Whitespace-insensitive form of a piece of code, for comparing a test's copy with docs/recipes.md's. */
 function normalized(code: string): string {
   return code.replace(/\s+/g, ' ').trim();
 }
