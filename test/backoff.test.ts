@@ -30,7 +30,7 @@ describe('computeDelay', () => {
     expect(computeDelay(3, { ...base, jitter: 'full' }, () => 0.25)).toBe(2000);
     expect(computeDelay(3, { ...base, jitter: 'equal' }, () => 0.5)).toBe(6000);
     expect(computeDelay(3, { ...base, jitter: { additiveMs: 1000 } }, () => 0.5)).toBe(8500);
-    // Past the cap the seeds' formula truncates after adding jitter: exactly the maximum.
+    // Past the cap Google's formula truncates after adding jitter: exactly the maximum.
     expect(computeDelay(5, { ...base, jitter: { additiveMs: 1000 } }, () => 0.99)).toBe(32_000);
     expect(computeDelay(4, { ...base, jitter: { additiveMs: 1000 } }, () => 0.99)).toBe(16_990);
     // The cap applies before full/equal jitter.
@@ -157,23 +157,23 @@ describe('computeDelay', () => {
 });
 
 describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterCap: true })", () => {
-  const seeds = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 };
-  const afterCap = { ...seeds, jitter: { additiveMs: 1000, afterCap: true } } as const;
+  const google = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 };
+  const afterCap = { ...google, jitter: { additiveMs: 1000, afterCap: true } } as const;
 
-  it('is the seeds’ formula below the cap and stays random at the cap', () => {
+  it('is Google’s formula below the cap and stays random at the cap', () => {
     expect(computeDelay(0, afterCap, () => 0.25)).toBe(1250);
     expect(computeDelay(4, afterCap, () => 0.5)).toBe(16_500);
     // 2^5 s = 32 s would leave no room: the exponential part stops at 31 s.
     expect(computeDelay(5, afterCap, () => 0)).toBe(31_000);
     expect(computeDelay(5, afterCap, () => 0.5)).toBe(31_500);
     expect(computeDelay(40, afterCap, () => 1)).toBe(32_000);
-    // The seeds' formula waits exactly the cap whatever the draw: the lockstep this option avoids.
-    const seedsFormula = { ...seeds, jitter: { additiveMs: 1000 } };
-    expect(new Set([0, 0.3, 0.7, 1].map((r) => computeDelay(9, seedsFormula, () => r)))).toEqual(new Set([32_000]));
+    // Google's formula waits exactly the cap whatever the draw: the lockstep this option avoids.
+    const googleFormula = { ...google, jitter: { additiveMs: 1000 } };
+    expect(new Set([0, 0.3, 0.7, 1].map((r) => computeDelay(9, googleFormula, () => r)))).toEqual(new Set([32_000]));
     expect(new Set([0, 0.3, 0.7, 1].map((r) => computeDelay(9, afterCap, () => r))).size).toBe(4);
   });
 
-  it('property: within [min(c, max − J), max], finite, and equal to the seeds’ formula while c ≤ max − J', () => {
+  it('property: within [min(c, max − J), max], finite, and equal to Google’s formula while c ≤ max − J', () => {
     fc.assert(
       fc.property(fc.nat(2000), policyArb, fc.double({ min: 0, max: 1, noNaN: true }), unit, (n, policy, share, r) => {
         const additiveMs = share * policy.maxDelayMs;
@@ -185,15 +185,15 @@ describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterC
         expect(delay).toBeLessThanOrEqual(policy.maxDelayMs);
         expect(delay).toBeGreaterThanOrEqual(Math.min(c, policy.maxDelayMs - additiveMs) * (1 - 1e-12));
         if (c <= policy.maxDelayMs - additiveMs && c + additiveMs < policy.maxDelayMs) {
-          const seedsFormula = computeDelay(n, { ...policy, jitter: { additiveMs } }, () => r);
-          expect(delay).toBe(seedsFormula);
+          const googleFormula = computeDelay(n, { ...policy, jitter: { additiveMs } }, () => r);
+          expect(delay).toBe(googleFormula);
         }
       }),
     );
   });
 
-  it('afterCap: false is the seeds’ formula', () => {
-    const off = { ...seeds, jitter: { additiveMs: 1000, afterCap: false } };
+  it('afterCap: false is Google’s formula', () => {
+    const off = { ...google, jitter: { additiveMs: 1000, afterCap: false } };
     expect(computeDelay(9, off, () => 0)).toBe(32_000);
   });
 
@@ -207,7 +207,7 @@ describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterC
     ],
     [{ jitter: { additiveMs: -1, afterCap: true } }, RangeError, /policy\.jitter\.additiveMs must be a finite number >= 0, got -1/],
   ])('rejects %o with an error naming the field', (patch, type, message) => {
-    const call = () => computeDelay(0, { ...seeds, ...patch } as BackoffPolicy);
+    const call = () => computeDelay(0, { ...google, ...patch } as BackoffPolicy);
     expect(call).toThrow(type);
     expect(call).toThrow(message);
   });

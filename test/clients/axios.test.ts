@@ -1,4 +1,4 @@
-// The axios recipe of docs/readme/recipes.md, run as shown against real axios and a real
+// The axios recipe of docs/recipes.md, run as shown against real axios and a real
 // node:http server on 127.0.0.1: the requests the server saw (axios has no retries of its own,
 // so each attempt is one request), the value, the AxiosError a 404 or 400 rejects with passed
 // through unchanged, the default classification of every error axios really throws, and the

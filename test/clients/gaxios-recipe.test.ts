@@ -1,4 +1,4 @@
-// The gaxios recipes of docs/readme/recipes.md (getIamPolicy under iam(), and a grant through
+// The gaxios recipes of docs/recipes.md (getIamPolicy under iam(), and a grant through
 // iamReadModifyWrite), run as shown against real gaxios and a real node:http server on
 // 127.0.0.1. gaxios retries when a `retryConfig` is set, also one set on the shared default
 // instance; `retry: false` does not undo that, the recipe's `retryConfig: { retry: 0 }` does:

@@ -1,4 +1,4 @@
-// The got recipe of docs/readme/recipes.md, run as shown against real got and a real node:http
+// The got recipe of docs/recipes.md, run as shown against real got and a real node:http
 // server on 127.0.0.1. got retries on its own (2 retries by default); the recipe turns that off,
 // and the request counts prove there is one retry layer: the same call with got's retries left
 // on reaches the server three times per attempt. Also: the value, the HTTPError a 404 or 400

@@ -1,4 +1,4 @@
-// The @grpc/grpc-js recipe of docs/readme/recipes.md, run as shown against a real grpc-js client
+// The @grpc/grpc-js recipe of docs/recipes.md, run as shown against a real grpc-js client
 // and server on 127.0.0.1. The channel has a service config whose retryPolicy retries
 // UNAVAILABLE (what name resolution can hand a client without its author knowing): with the
 // recipe's `'grpc.enable_retries': 0` the server sees one call per attempt, without it three.

@@ -1,4 +1,4 @@
-// The ky recipe of docs/readme/recipes.md, run as shown against real ky (on Node's fetch) and a
+// The ky recipe of docs/recipes.md, run as shown against real ky (on Node's fetch) and a
 // real node:http server on 127.0.0.1. ky retries on its own (2 retries by default) and times
 // requests out after 10 s; the recipe turns both off, and the request counts prove there is one
 // retry layer: the same call with ky's retries left on reaches the server three times per

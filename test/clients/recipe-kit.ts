@@ -1,5 +1,5 @@
 // What the client recipe tests share: a loopback server that answers from a script, and the
-// check that a test runs the very code docs/readme/recipes.md shows (not a look-alike).
+// check that a test runs the very code docs/recipes.md shows (not a look-alike).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type LoopbackServer, resetConnection, sendGoogleError, sendJson, startHttpServer } from './loopback.js';
@@ -43,14 +43,14 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
   return Object.assign(server, { stalled, stalledSocketClosed });
 }
 
-/** Whitespace-insensitive form of a piece of code, for comparing a test's copy with the README's. */
+/** Whitespace-insensitive form of a piece of code, for comparing a test's copy with docs/recipes.md's. */
 function normalized(code: string): string {
   return code.replace(/\s+/g, ' ').trim();
 }
 
-/** The ```ts blocks of docs/readme/recipes.md, each normalized. */
+/** The ```ts blocks of docs/recipes.md, each normalized. */
 function recipeBlocks(): string[] {
-  const markdown = readFileSync(fileURLToPath(new URL('../../docs/readme/recipes.md', import.meta.url)), 'utf8');
+  const markdown = readFileSync(fileURLToPath(new URL('../../docs/recipes.md', import.meta.url)), 'utf8');
   return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => normalized(m[1] ?? ''));
 }
 

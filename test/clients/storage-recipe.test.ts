@@ -1,4 +1,4 @@
-// The @google-cloud/storage recipe of docs/readme/recipes.md (download under objects.get, create
+// The @google-cloud/storage recipe of docs/recipes.md (download under objects.get, create
 // under objects.insert with ifGenerationMatch 0), run as shown against the real client pointed at
 // a node:http server on 127.0.0.1 (`apiEndpoint`, an explicit project: no credentials, no
 // Google host; every socket is checked). The client is built with the recipe's options, which

@@ -1,4 +1,4 @@
-// The undici recipes of docs/readme/recipes.md — `request()` through the `responseError`
+// The undici recipes of docs/recipes.md — `request()` through the `responseError`
 // interceptor, and undici's `fetch` through retryFetch — run as shown against real undici (the
 // npm package, not Node's bundled copy) and a real node:http server on 127.0.0.1. undici does not
 // retry unless given its RetryAgent or retry interceptor, so each attempt is one request. Also:

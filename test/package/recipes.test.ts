@@ -1,15 +1,57 @@
-// The README's recipes must compile against the published declarations of tenacious and the
-// real type declarations of fetch, gaxios, @google-cloud/storage and @grpc/grpc-js: a recipe
-// that does not type-check would be the first thing a newcomer copies. Each ```ts block of
-// docs/readme/recipes.md is compiled as its own ES module, in memory, next to the repository's
-// node_modules, importing 'tenacious' by name (the package's own exports map, i.e. dist/).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// Every TypeScript block of the documentation must compile against the published declarations
+// of tenacious and the real type declarations of fetch, gaxios, @google-cloud/storage and
+// @grpc/grpc-js: a snippet that does not type-check would be the first thing a newcomer copies.
+// The documents are the README's sections (docs/readme/*.md, from which README.md is built),
+// the deeper pages in docs/*.md, and CONTRIBUTING.md and BENCHMARKS.md. Each ```ts block is
+// compiled as its own ES module, in memory, beside its document (so it resolves packages from
+// the repository's node_modules), importing 'tenacious' by name (the package's own exports map,
+// i.e. dist/). A block that is deliberately not TypeScript says what it is (```sh, ```text…):
+// a block with no language is refused, so no TypeScript can slip past the check unlabelled.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt } from './built.js';
 
-const RECIPES = join(ROOT, 'docs/readme/recipes.md');
+const RECIPES = join(ROOT, 'docs/recipes.md');
+
+/** The documents whose code blocks are checked: README sections, docs pages, maintainers' pages. */
+function documents(): string[] {
+  const inDir = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir))
+      .filter((name) => name.endsWith('.md'))
+      .sort()
+      .map((name) => join(ROOT, dir, name));
+  const rootPages = ['CONTRIBUTING.md', 'BENCHMARKS.md'].map((name) => join(ROOT, name)).filter((path) => existsSync(path));
+  return [...inDir('docs/readme'), ...inDir('docs'), ...rootPages];
+}
+
+/** A fenced block of a markdown document: its language (the word after the fence) and where it starts. */
+interface Fence {
+  language: string;
+  /** The line of the opening fence, 1-based. */
+  line: number;
+  code: string;
+}
+
+/** The fenced blocks of `markdown`, in order. An unclosed fence runs to the end, as on GitHub. */
+function fencesOf(markdown: string): Fence[] {
+  const fences: Fence[] = [];
+  let open: { language: string; line: number; lines: string[] } | undefined;
+  markdown.split('\n').forEach((text, i) => {
+    const fence = /^```\s*(\S*)/.exec(text);
+    if (open === undefined) {
+      if (fence !== null) open = { language: fence[1] ?? '', line: i + 1, lines: [] };
+    } else if (fence !== null && fence[1] === '') {
+      fences.push({ language: open.language, line: open.line, code: `${open.lines.join('\n')}\n` });
+      open = undefined;
+    } else {
+      open.lines.push(text);
+    }
+  });
+  if (open !== undefined) fences.push({ language: open.language, line: open.line, code: open.lines.join('\n') });
+  return fences;
+}
 
 /**
  * @opentelemetry/api is not a devDependency, so its recipe is checked against this excerpt of
@@ -46,14 +88,17 @@ interface Snippet {
   code: string;
 }
 
-function snippetsOf(markdown: string): Snippet[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match, i) => ({
-    source: 'recipes.md',
-    line: markdown.slice(0, match.index).split('\n').length + 1,
-    // Beside recipes.md, so 'gaxios' and friends resolve from the repository's node_modules.
-    fileName: join(ROOT, 'docs/readme', `recipe-${i + 1}.ts`),
-    code: match[1] ?? '',
-  }));
+/** The TypeScript blocks of one document, each as a virtual .ts file beside it. */
+function snippetsOf(path: string): Snippet[] {
+  const source = relative(ROOT, path);
+  return fencesOf(readFileSync(path, 'utf8'))
+    .filter((fence) => fence.language === 'ts' || fence.language === 'typescript')
+    .map((fence, i) => ({
+      source,
+      line: fence.line + 1,
+      fileName: join(dirname(path), `${basename(path, '.md')}.block-${i + 1}.ts`),
+      code: fence.code,
+    }));
 }
 
 const OPTIONS: ts.CompilerOptions = {
@@ -101,28 +146,58 @@ const BROKEN: Snippet = {
   code: "import { retry } from 'tenacious';\nawait retry(() => 1, { maxAtempts: 3 });\n",
 };
 
-describe('docs/readme/recipes.md', () => {
+describe('the code blocks of the documentation', () => {
   let snippets: Snippet[];
   let errors: string[];
   beforeAll(() => {
     assertBuilt();
-    snippets = snippetsOf(readFileSync(RECIPES, 'utf8'));
+    snippets = documents().flatMap(snippetsOf);
     // One program for all: building it (Node's, Storage's and grpc-js's types) is the slow part.
     errors = typeCheck([...snippets, BROKEN]);
-  }, 60_000);
+  }, 120_000);
 
-  it('has a recipe for each client and concern, each in TypeScript', () => {
-    const all = snippets.map((s) => s.code).join('\n');
-    for (const needle of ["from 'gaxios'", "from '@google-cloud/storage'", "from '@grpc/grpc-js'", "from '@opentelemetry/api'", 'retryFetch(', 'AbortSignal', 'onRetry']) {
+  it('reads the README sections and the docs pages (the check is not vacuous)', () => {
+    const sources = new Set(snippets.map((s) => s.source));
+    for (const doc of ['docs/readme/intro.md', 'docs/readme/core.md', 'docs/readme/fetch.md', 'docs/recipes.md', 'docs/retry-fetch.md', 'docs/fleet.md']) {
+      expect(sources, doc).toContain(doc);
+    }
+  });
+
+  it('labels every fenced block with its language, so no TypeScript escapes the check', () => {
+    // BENCHMARKS.md is exempt: its unlabelled blocks are `npm run bench`'s printed report, pasted as is.
+    const unlabelled = documents()
+      .filter((path) => basename(path) !== 'BENCHMARKS.md')
+      .flatMap((path) =>
+      fencesOf(readFileSync(path, 'utf8'))
+        .filter((fence) => fence.language === '')
+        .map((fence) => `${relative(ROOT, path)}:${fence.line}`),
+    );
+    expect(unlabelled).toEqual([]);
+  });
+
+  it('has a recipe for each client and concern in docs/recipes.md, each in TypeScript', () => {
+    const all = snippets
+      .filter((s) => s.source === relative(ROOT, RECIPES))
+      .map((s) => s.code)
+      .join('\n');
+    for (const needle of ["from 'gaxios'", "from '@google-cloud/storage'", "from '@grpc/grpc-js'", "from '@opentelemetry/api'", "from 'undici'", "from 'got'", "from 'ky'", "from 'axios'", 'retryFetch(', 'AbortSignal', 'onRetry']) {
       expect(all, needle).toContain(needle);
     }
   });
 
-  it('type-checks every recipe against the built package and the real client libraries', () => {
+  it('shows in the README only recipes that docs/recipes.md holds, where test/clients runs them', () => {
+    const normalized = (code: string) => code.replace(/\s+/g, ' ').trim();
+    const full = snippets.filter((s) => s.source === 'docs/recipes.md').map((s) => normalized(s.code));
+    const inReadme = snippets.filter((s) => s.source === 'docs/readme/recipes.md');
+    expect(inReadme.length).toBeGreaterThan(0);
+    for (const snippet of inReadme) expect(full, `docs/readme/recipes.md:${snippet.line}`).toContain(normalized(snippet.code));
+  });
+
+  it('type-checks every block against the built package and the real client libraries', () => {
     expect(errors.filter((e) => !e.startsWith('self-check:'))).toEqual([]);
   });
 
-  it('would report a recipe that misuses the API (the check is not vacuous)', () => {
+  it('would report a block that misuses the API (the check is not vacuous)', () => {
     const caught = errors.filter((e) => e.startsWith('self-check:'));
     expect(caught).toHaveLength(1);
     expect(caught[0]).toMatch(/^self-check:2: .*maxAtempts/);

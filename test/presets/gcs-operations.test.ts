@@ -10,8 +10,9 @@ import {
 } from '../../src/presets/gcs-operations.js';
 
 /*
- * The expected classification, written out by hand from the seed's table (the German
- * "Idempotenz von Vorgängen" section) rather than read back from the source, so a wrong
+ * The expected classification, written out by hand from the table of Cloud Storage's "Retry
+ * strategy" page (https://cloud.google.com/storage/docs/retry-strategy, its section on the
+ * idempotency of operations, quoted below in German) rather than read back from the source, so a wrong
  * row in the source cannot make its own test pass.
  */
 const ALWAYS: readonly GcsOperation[] = [

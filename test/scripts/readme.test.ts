@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { anchor, buildReadme } from '../../scripts/readme.js';
 
@@ -24,8 +26,46 @@ describe('README.md', () => {
     expect(links.filter((link) => !anchors.has(link as string))).toEqual([]);
   });
 
+  it('stays at most 600 lines: what users need, with depth in docs/', () => {
+    expect(buildReadme().split('\n').length - 1).toBeLessThanOrEqual(600);
+  });
+
   it('makes anchors the way GitHub does', () => {
     expect(anchor('HTTP: `retryFetch`')).toBe('http-retryfetch');
     expect(anchor('What `retry()` promises')).toBe('what-retry-promises');
+  });
+});
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The user and maintainer pages: the README, the pages under docs/ and the root pages. */
+function pages(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join('docs', name));
+  return ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md', ...docs].filter((page) => existsSync(join(ROOT, page)));
+}
+
+describe('the documentation pages', () => {
+  it('link only to files and headings that exist', () => {
+    const broken: string[] = [];
+    let checked = 0;
+    for (const page of pages()) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      for (const [, target = ''] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue; // https:, mailto:: not ours to check offline
+        const [path = '', fragment] = target.split('#');
+        const file = path === '' ? join(ROOT, page) : join(ROOT, dirname(page), path);
+        checked++;
+        if (!existsSync(file)) {
+          broken.push(`${page}: ${target} (no such file)`);
+        } else if (fragment !== undefined && file.endsWith('.md')) {
+          const headings = [...readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1] as string));
+          if (!headings.includes(fragment)) broken.push(`${page}: ${target} (no such heading)`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect(broken).toEqual([]);
   });
 });
