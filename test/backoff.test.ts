@@ -222,12 +222,12 @@ describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterC
 });
 
 describe('regressions of issue 12: a backoff is read as written', () => {
-  const seeds: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
+  const google: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
 
   it('defect 10: a misspelled jitter field is refused by computeDelay, retry() and the presets', async () => {
     const { retry, iam } = await import('../src/index.js');
     const misspelled = { additiveMs: 1000, afterCapp: true } as unknown as Jitter;
-    expect(() => computeDelay(0, { ...seeds, jitter: misspelled })).toThrow(
+    expect(() => computeDelay(0, { ...google, jitter: misspelled })).toThrow(
       new TypeError('policy.jitter.afterCapp is not a jitter option (expected additiveMs, afterCap)'),
     );
     expect(() => retry(async () => 1, { backoff: { jitter: misspelled } })).toThrow(
@@ -243,7 +243,7 @@ describe('regressions of issue 12: a backoff is read as written', () => {
     try {
       proto.afterCap = true;
       // Google's formula truncates at the cap: exactly 32 000 at n = 9 without afterCap.
-      expect(computeDelay(9, seeds, () => 0.25)).toBe(32_000);
+      expect(computeDelay(9, google, () => 0.25)).toBe(32_000);
       delete proto.afterCap;
       const inherited = Object.assign(Object.create({ multiplier: 3 }), { initialDelayMs: 1000, maxDelayMs: 32_000, jitter: 'none' });
       expect(() => computeDelay(1, inherited)).toThrow(/policy\.multiplier must be a finite number >= 1, got undefined/);
@@ -255,6 +255,6 @@ describe('regressions of issue 12: a backoff is read as written', () => {
   it('refuses an array, a Map or a Set as a policy or a jitter', () => {
     expect(() => computeDelay(0, [] as unknown as BackoffPolicy)).toThrow(new TypeError('policy must be a plain object, got an array'));
     expect(() => computeDelay(0, new Map() as unknown as BackoffPolicy)).toThrow(/policy must be a plain object, got a Map/);
-    expect(() => computeDelay(0, { ...seeds, jitter: new Set() as unknown as Jitter })).toThrow(/policy\.jitter must be/);
+    expect(() => computeDelay(0, { ...google, jitter: new Set() as unknown as Jitter })).toThrow(/policy\.jitter must be/);
   });
 });
