@@ -1,7 +1,7 @@
 // Edges of the presets that their main tests (test/presets/*) leave open, found by mutation
 // testing: exact messages, typo suggestions at their limits, and values of the wrong kind.
 import { describe, expect, it } from 'vitest';
-import { checkStrategy, gcsIdempotency, gcsPreconditionMet } from '../../src/presets/gcs-operations.js';
+import { checkStrategy, gcsIdempotency, gcsPreconditionMet } from '../../src/presets/gcs-idempotency.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam, iamReadModifyWrite } from '../../src/presets/iam.js';
 import { readOptions } from '../../src/options.js';
@@ -93,14 +93,14 @@ describe('unknown Cloud Storage operations', () => {
     const cyclic: { self?: unknown } = {};
     cyclic.self = cyclic;
     const prefix = "Cloud Storage operation must be a string such as 'objects.get'; got ";
-    expect(messageOf(() => gcsIdempotency(-0 as never))).toBe(`${prefix}-0`);
+    expect(messageOf(() => gcsIdempotency(-0 as never))).toBe(`${prefix}0`);
     expect(messageOf(() => gcsIdempotency(cyclic as never))).toBe(`${prefix}[object Object]`);
     const bare = Object.create(null) as { self?: unknown }; // no toString to fall back on
     bare.self = bare;
     expect(messageOf(() => gcsIdempotency(bare as never))).toBe(`${prefix}[object Object]`);
-    expect(messageOf(() => gcsIdempotency(function objectsGet() {} as never))).toBe(`${prefix}function objectsGet`);
+    expect(messageOf(() => gcsIdempotency(function objectsGet() {} as never))).toBe(`${prefix}a function (objectsGet)`);
     expect(messageOf(() => gcsIdempotency(Object.defineProperty(() => 1, 'name', { value: '' }) as never))).toBe(
-      `${prefix}function (anonymous)`,
+      `${prefix}a function (anonymous)`,
     );
     expect(messageOf(() => gcsIdempotency(null as never))).toBe(`${prefix}null`);
     expect(messageOf(() => gcsIdempotency(Symbol('op') as never))).toBe(`${prefix}Symbol(op)`);

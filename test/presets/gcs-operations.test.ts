@@ -7,7 +7,7 @@ import {
   gcsPreconditionMet,
   type GcsOperation,
   type GcsPreconditions,
-} from '../../src/presets/gcs-operations.js';
+} from '../../src/presets/gcs.js';
 
 /*
  * The expected classification, written out by hand from the seed's table (the German
@@ -171,7 +171,7 @@ describe('gcsIdempotency', () => {
     [42, '42'],
     [Symbol('op'), 'Symbol(op)'],
     [{ operation: 'objects.get' }, '{"operation":"objects.get"}'],
-    [['objects.get'], 'array'],
+    [['objects.get'], '["objects.get"]'],
   ])('rejects the non-string %s, naming it', (input, shown) => {
     expect(() => gcsIdempotency(loose(input))).toThrow(TypeError);
     expect(() => gcsIdempotency(loose(input))).toThrow(shown);
@@ -257,7 +257,7 @@ describe('gcsPreconditionMet', () => {
       [5, '5'],
       ['ifGenerationMatch=0', '"ifGenerationMatch=0"'],
       [true, 'true'],
-      [[], 'array'],
+      [[], '[]'],
       [() => 0, 'function'],
     ])('rejects non-object preconditions %s', (value, shown) => {
       expect(() => gcsPreconditionMet('objects.insert', loose(value))).toThrow(TypeError);
@@ -292,7 +292,7 @@ describe('gcsPreconditionMet', () => {
     it.each([
       [true, 'true'],
       [{}, '{}'],
-      [[1], 'array'],
+      [[1], '[1]'],
     ])('rejects generation-like value of the wrong type %s with a TypeError', (value, shown) => {
       for (const field of generationFields) {
         const call = () => gcsPreconditionMet('objects.delete', loose({ [field]: value }));
