@@ -350,3 +350,30 @@ describe('the README’s idempotency table (docs/readme/presets.md)', () => {
     }
   });
 });
+
+const messageOf = (call: () => unknown): string => {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a throw');
+};
+
+describe('gcs()', () => {
+  it('refuses idempotent together with preconditions', () => {
+    // @ts-expect-error the type refuses it too
+    expect(messageOf(() => gcs({ idempotent: true, preconditions: { ifGenerationMatch: 0 } }))).toBe(
+      'gcs: options.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy',
+    );
+  });
+
+  it('explains in full why it needs an operation', () => {
+    // @ts-expect-error the type refuses it too
+    expect(messageOf(() => gcs())).toBe(
+      "gcs: options.operation is required under strategy 'conditional' (the default): name the JSON API method, " +
+        "e.g. gcs({ operation: 'objects.get' }), so the preset can tell whether the request is safe to resend; " +
+        "or decide yourself with strategy: 'always' or idempotent: true",
+    );
+  });
+});
