@@ -27,9 +27,11 @@ const modules = {
   'cli/args': () => import('../../src/cli/args.js'),
   'cli/duration': () => import('../../src/cli/duration.js'),
   'cli/exit-status': () => import('../../src/cli/exit-status.js'),
+  'cli/flags': () => import('../../src/cli/flags.js'),
   'cli/presets': () => import('../../src/cli/presets.js'),
   'cli/schedule': () => import('../../src/cli/schedule.js'),
   'cli/usage': () => import('../../src/cli/usage.js'),
+  'cli/usage-error': () => import('../../src/cli/usage-error.js'),
 } as const;
 
 describe('every module of src/ (but the CLI entry) loads', () => {
