@@ -195,19 +195,23 @@ function checkEtag(value: unknown): boolean {
   return value.length > 0;
 }
 
-/** Accepts a non-negative int64 as a safe-integer number, a decimal string or a bigint. */
+/**
+ * Accepts a non-negative int64 as a safe-integer number, a decimal string or a bigint. A number
+ * past 2^53 has already lost digits, and a precondition on the wrong generation is worse than
+ * none, so the message says to pass such a generation as a string or bigint.
+ */
 function checkGeneration(field: string, value: unknown): true {
   const type = typeof value;
-  const problem = `Cloud Storage precondition ${field} must be a non-negative integer (number, decimal string or bigint); got ${describe(value)}`;
-  if (type !== 'number' && type !== 'string' && type !== 'bigint') throw new TypeError(problem);
-  if (type === 'number' && (value as number) > Number.MAX_SAFE_INTEGER && Number.isInteger(value)) {
-    // Past 2^53 a number has already lost digits, and a precondition on the wrong generation is worse than none.
-    throw new RangeError(
-      `Cloud Storage precondition ${field} is beyond Number.MAX_SAFE_INTEGER and may have lost precision; pass it as a string or bigint; got ${describe(value)}`,
+  const valid =
+    type === 'number'
+      ? Number.isSafeInteger(value) && (value as number) >= 0
+      : (type === 'string' || type === 'bigint') && /^\d+$/.test(String(value)) && BigInt(value as string) <= INT64_MAX;
+  if (!valid) {
+    const Type = type === 'number' || type === 'string' || type === 'bigint' ? RangeError : TypeError;
+    throw new Type(
+      `Cloud Storage precondition ${field} must be a non-negative integer: a number up to Number.MAX_SAFE_INTEGER ` +
+        `(past it digits are lost: pass a string or bigint), a decimal string or a bigint; got ${describe(value)}`,
     );
   }
-  const valid =
-    type === 'number' ? Number.isSafeInteger(value) && (value as number) >= 0 : /^\d+$/.test(String(value)) && BigInt(value as string) <= INT64_MAX;
-  if (!valid) throw new RangeError(problem);
   return true;
 }

@@ -324,6 +324,13 @@ describe('gcsPreconditionMet', () => {
       expect(call).toThrow(shown);
     });
 
+    it('says to pass a generation past Number.MAX_SAFE_INTEGER as a string or bigint', () => {
+      const call = () => gcsPreconditionMet('objects.insert', { ifGenerationMatch: 2 ** 60 });
+      expect(call).toThrow(RangeError);
+      expect(call).toThrow('pass a string or bigint');
+      expect(gcsPreconditionMet('objects.insert', { ifGenerationMatch: (2n ** 60n).toString() })).toBe(true);
+    });
+
     it('validates even when the operation does not need preconditions', () => {
       expect(() => gcsPreconditionMet('objects.get', { ifGenerationMatch: -1 })).toThrow(RangeError);
       expect(() => gcsPreconditionMet('hmacKeys.create', loose({ etag: 5 }))).toThrow(TypeError);
