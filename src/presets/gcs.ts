@@ -1,7 +1,7 @@
 /**
  * The Cloud Storage preset: which errors Cloud Storage's retry strategy calls transient, its
  * truncated exponential backoff and deadline, and whether the request at hand is safe to send
- * again (from the operation idempotency table in `gcs-operations.ts`), as a frozen
+ * again (from the operation idempotency table in `gcs-table.ts`), as a frozen
  * `RetryOptions`.
  *
  * Sources: Cloud Storage, "Truncated exponential backoff"
@@ -10,25 +10,12 @@
  */
 import { anyOf, errorReason, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
 import type { RetryOptions } from '../retry.js';
-import {
-  type GcsOperation,
-  type GcsPreconditions,
-  type GcsRetryStrategy,
-  checkStrategy,
-  gcsIsIdempotent,
-} from './gcs-operations.js';
+import { type GcsRetryStrategy, checkStrategy, gcsIsIdempotent } from './gcs-idempotency.js';
+import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
-export {
-  GCS_OPERATIONS,
-  type GcsIdempotency,
-  type GcsOperation,
-  type GcsPreconditions,
-  type GcsRetryStrategy,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
-} from './gcs-operations.js';
+export { type GcsIdempotency, type GcsRetryStrategy, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from './gcs-idempotency.js';
+export { GCS_OPERATIONS, type GcsOperation, type GcsPreconditions } from './gcs-table.js';
 
 /**
  * What every {@link gcs} call may pass: any `RetryOptions` field to override (except

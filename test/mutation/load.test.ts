@@ -21,13 +21,17 @@ const modules = {
   'presets/preset': () => import('../../src/presets/preset.js'),
   'presets/iam': () => import('../../src/presets/iam.js'),
   'presets/gcs': () => import('../../src/presets/gcs.js'),
-  'presets/gcs-operations': () => import('../../src/presets/gcs-operations.js'),
+  'presets/gcs-table': () => import('../../src/presets/gcs-table.js'),
+  'presets/gcs-idempotency': () => import('../../src/presets/gcs-idempotency.js'),
+  'presets/suggest': () => import('../../src/presets/suggest.js'),
   'cli/args': () => import('../../src/cli/args.js'),
   'cli/duration': () => import('../../src/cli/duration.js'),
   'cli/exit-status': () => import('../../src/cli/exit-status.js'),
+  'cli/flags': () => import('../../src/cli/flags.js'),
   'cli/presets': () => import('../../src/cli/presets.js'),
   'cli/schedule': () => import('../../src/cli/schedule.js'),
   'cli/usage': () => import('../../src/cli/usage.js'),
+  'cli/usage-error': () => import('../../src/cli/usage-error.js'),
 } as const;
 
 describe('every module of src/ (but the CLI entry) loads', () => {

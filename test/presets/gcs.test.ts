@@ -246,8 +246,8 @@ describe('gcs(), gcsIdempotency(): only own fields are options or preconditions'
     [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be an object, got a Map$/],
     [() => gcs(['objects.get'] as never), /^gcs: options must be an object, got \["objects\.get"\]$/],
     [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be an object, got a Map$/],
-    [() => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never), /preconditions must be an object or undefined; got a Map$/],
-    [() => gcsIdempotency('objects.insert', [0] as never), /preconditions must be an object or undefined; got array of length 1$/],
+    [() => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never), /^Cloud Storage preconditions must be an object, got a Map$/],
+    [() => gcsIdempotency('objects.insert', [0] as never), /^Cloud Storage preconditions must be an object, got \[0\]$/],
   ])('refuses arrays and Maps as options or preconditions (%#)', (call, message) => {
     expect(call).toThrow(TypeError);
     expect(call).toThrow(message);
@@ -261,7 +261,7 @@ describe('gcsIdempotency(operation, preconditions?)', () => {
     expect(gcsIdempotency('hmacKeys.create', { etag: 'x' })).toBe('never');
     expect(() => gcsIdempotency('objects.insert', { ifGenerationMatch: 1.5 })).toThrow(RangeError);
     expect(() => gcsIdempotency('objects.insert', 'ifGenerationMatch=0' as never)).toThrow(
-      /preconditions must be an object or undefined/,
+      /^Cloud Storage preconditions must be an object, got "ifGenerationMatch=0"$/,
     );
   });
 });
@@ -348,5 +348,32 @@ describe('the README’s idempotency table (docs/readme/presets.md)', () => {
         }
       }
     }
+  });
+});
+
+const messageOf = (call: () => unknown): string => {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a throw');
+};
+
+describe('gcs()', () => {
+  it('refuses idempotent together with preconditions', () => {
+    // @ts-expect-error the type refuses it too
+    expect(messageOf(() => gcs({ idempotent: true, preconditions: { ifGenerationMatch: 0 } }))).toBe(
+      'gcs: options.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy',
+    );
+  });
+
+  it('explains in full why it needs an operation', () => {
+    // @ts-expect-error the type refuses it too
+    expect(messageOf(() => gcs())).toBe(
+      "gcs: options.operation is required under strategy 'conditional' (the default): name the JSON API method, " +
+        "e.g. gcs({ operation: 'objects.get' }), so the preset can tell whether the request is safe to resend; " +
+        "or decide yourself with strategy: 'always' or idempotent: true",
+    );
   });
 });

@@ -458,3 +458,25 @@ describe('iam() and iamReadModifyWrite() in virtual time', () => {
     expect(read).not.toHaveBeenCalled();
   });
 });
+
+const messageOf = (call: () => unknown): string => {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a throw');
+};
+
+describe('iam() and iamReadModifyWrite()', () => {
+  it('refuse a backoff of null, and a jitter of null, by what they are', () => {
+    expect(messageOf(() => iam({ backoff: null as never }))).toBe('iam: options.backoff must be an object, got null');
+    expect(messageOf(() => iam({ backoff: { jitter: null as never } }))).toMatch(/^iam: options\.backoff\.jitter must be 'none', 'full', 'equal'/);
+  });
+
+  it('say steps must be an object when they are not', () => {
+    expect(messageOf(() => iamReadModifyWrite('steps' as never))).toBe(
+      'iamReadModifyWrite: steps must be an object { read, modify, write }, got "steps"',
+    );
+  });
+});

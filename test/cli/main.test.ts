@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const distCli = join(root, 'dist', 'cli.js');
 const work = mkdtempSync(join(tmpdir(), 'tenacious-cli-'));
 let cli = distCli;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   // `npm test` builds dist/ first. Without that (a bare `vitest run` after editing src/), build
   // the CLI alone, with the shipped options, into a private directory: rebuilding dist/ here
   // would delete files other test files are reading.
-  const [{ build }, { cliBuild }] = await Promise.all([import('tsup'), import('../tsup.config.js')]);
+  const [{ build }, { cliBuild }] = await Promise.all([import('tsup'), import('../../tsup.config.js')]);
   const outDir = join(work, 'build');
   await build({ ...cliBuild, entry: { cli: join(root, 'src', 'cli.ts') }, outDir, config: false, silent: true });
   cli = join(outDir, 'cli.js');

@@ -1,12 +1,10 @@
-// The CLI's pure parts: durations, the command line, the schedule table, exit statuses.
+// The command line read into a request: flags, values, sub-commands and their errors.
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, readArgs } from '../src/cli/args.js';
-import { formatDuration, parseDuration } from '../src/cli/duration.js';
-import { CommandFailed, type CommandOutcome, exitStatusOf, retryLine, retryableExit } from '../src/cli/exit-status.js';
-import { renderSchedule, scheduleRows } from '../src/cli/schedule.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, computeDelay, gcs, iam } from '../src/index.js';
+import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, readArgs } from '../../src/cli/args.js';
+import { renderSchedule } from '../../src/cli/schedule.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, gcs, iam } from '../../src/index.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {
@@ -30,69 +28,6 @@ const usageError = (argv: string[]): string => {
 };
 
 const GCS_BACKOFF: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } };
-
-describe('parseDuration', () => {
-  it.each([
-    ['250ms', 250],
-    ['1.5s', 1500],
-    ['.5s', 500],
-    ['1.1s', 1100],
-    ['2m', 120_000],
-    ['1h', 3_600_000],
-    ['0', 0],
-    ['0ms', 0],
-  ])('%s is %d ms', (text, ms) => {
-    expect(parseDuration(text)).toBe(ms);
-  });
-
-  it('refuses a bare number other than 0, naming it and suggesting units', () => {
-    expect(() => parseDuration('90')).toThrow(RangeError);
-    expect(() => parseDuration('90')).toThrow('"90" has no unit: write 90s or 90ms');
-  });
-
-  it.each(['', 's', '-1s', '1x', '1e3ms', 'abc', '1.s', '1 s s', `${'9'.repeat(400)}h`])('refuses %j', (text) => {
-    expect(() => parseDuration(text)).toThrow(RangeError);
-  });
-
-  it('reads whole numbers in every unit exactly', () => {
-    const units = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom(...(Object.keys(units) as Array<keyof typeof units>)), (n, unit) => {
-        expect(parseDuration(`${n}${unit}`)).toBe(n * units[unit]);
-      }),
-    );
-  });
-
-  it('reads seconds with millisecond decimals exactly, despite binary floating point', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.integer({ min: 0, max: 999 }), (whole, fraction) => {
-        expect(parseDuration(`${whole}.${String(fraction).padStart(3, '0')}s`)).toBe(whole * 1000 + fraction);
-      }),
-    );
-  });
-});
-
-describe('formatDuration', () => {
-  it.each([
-    [0, '0ms'],
-    [250, '250ms'],
-    [999.6, '1s'],
-    [1000, '1s'],
-    [1250, '1.25s'],
-    [64_000, '64s'],
-    [600_000, '600s'],
-  ])('%d ms is %s', (ms, text) => {
-    expect(formatDuration(ms)).toBe(text);
-  });
-
-  it('reads back through parseDuration to within half a millisecond', () => {
-    fc.assert(
-      fc.property(fc.double({ min: 0, max: 1e9, noNaN: true }), (ms) => {
-        expect(Math.abs(parseDuration(formatDuration(ms)) - ms)).toBeLessThanOrEqual(0.5);
-      }),
-    );
-  });
-});
 
 describe('readArgs: run', () => {
   it('takes the command after "--" and the library defaults', () => {
@@ -276,134 +211,47 @@ describe('readArgs: bad command lines name the flag and the value', () => {
   });
 });
 
-describe('scheduleRows', () => {
-  it('gives the exact Cloud Storage waits: 1–2 s first, then doubling, truncated at 64 s', () => {
-    const rows = scheduleRows(GCS_BACKOFF, 8);
-    expect(rows.slice(0, 2)).toEqual([
-      { retry: 1, minMs: 1000, medianMs: 1500, maxMs: 2000, waitedMinMs: 1000, waitedMaxMs: 2000 },
-      { retry: 2, minMs: 2000, medianMs: 2500, maxMs: 3000, waitedMinMs: 3000, waitedMaxMs: 5000 },
-    ]);
-    expect(rows.map((r) => [r.minMs, r.maxMs])).toEqual([
-      [1000, 2000], [2000, 3000], [4000, 5000], [8000, 9000], [16_000, 17_000], [32_000, 33_000], [64_000, 64_000], [64_000, 64_000],
-    ]);
-    expect(rows[7]?.waitedMaxMs).toBe(197_000);
+describe('readArgs', () => {
+  it('makes UsageErrors that say what they are', () => {
+    expect(String(new UsageError('--deadline needs a value'))).toBe('UsageError: --deadline needs a value');
   });
 
-  const policies = fc
-    .record({
-      initialDelayMs: fc.integer({ min: 0, max: 10_000 }),
-      multiplier: fc.double({ min: 1, max: 4, noNaN: true }),
-      extraMs: fc.integer({ min: 0, max: 100_000 }),
-      jitter: fc.oneof(
-        fc.constantFrom<BackoffPolicy['jitter']>('none', 'full', 'equal'),
-        fc.integer({ min: 0, max: 5000 }).map((additiveMs): BackoffPolicy['jitter'] => ({ additiveMs })),
-        fc.integer({ min: 0, max: 5000 }).map((additiveMs): BackoffPolicy['jitter'] => ({ additiveMs, afterCap: true })),
-      ),
-    })
-    .map(({ initialDelayMs, multiplier, extraMs, jitter }): BackoffPolicy => {
-      const maxDelayMs = initialDelayMs + extraMs;
-      // With afterCap the jitter must fit under the cap.
-      const fitted = typeof jitter === 'object' && jitter.afterCap === true ? { ...jitter, additiveMs: Math.min(jitter.additiveMs, maxDelayMs) } : jitter;
-      return { initialDelayMs, multiplier, maxDelayMs, jitter: fitted };
-    });
-
-  it('min, median and max bound every wait computeDelay can produce, and the median splits them', () => {
-    fc.assert(
-      fc.property(policies, fc.integer({ min: 1, max: 40 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 20 }), (policy, retries, draws) => {
-        const rows = scheduleRows(policy, retries);
-        expect(rows).toHaveLength(retries);
-        let waitedMin = 0;
-        let waitedMax = 0;
-        rows.forEach((row, n) => {
-          expect(row.minMs).toBeLessThanOrEqual(row.medianMs);
-          expect(row.medianMs).toBeLessThanOrEqual(row.maxMs);
-          expect(row.maxMs).toBeLessThanOrEqual(policy.maxDelayMs);
-          waitedMin += row.minMs;
-          waitedMax += row.maxMs;
-          expect(row.waitedMinMs).toBe(waitedMin);
-          expect(row.waitedMaxMs).toBe(waitedMax);
-          for (const r of draws) {
-            const delay = computeDelay(n, policy, () => r);
-            expect(delay).toBeGreaterThanOrEqual(row.minMs);
-            expect(delay).toBeLessThanOrEqual(row.maxMs);
-            // Monotone in r is what makes the delay at r = 0.5 the exact median.
-            if (r <= 0.5) expect(delay).toBeLessThanOrEqual(row.medianMs);
-            else expect(delay).toBeGreaterThanOrEqual(row.medianMs);
-          }
-        });
-      }),
-    );
-  });
-});
-
-describe('renderSchedule', () => {
-  it('prints one row per retry with the waits in seconds and a bar up to the cap', () => {
-    const text = renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 12, source: 'gcs preset' });
-    const lines = text.trimEnd().split('\n');
-    expect(lines[0]).toBe('gcs preset: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
-    const rows = lines.filter((line) => /^\s+\d+\s/.test(line));
-    expect(rows).toHaveLength(11);
-    expect(rows[0]).toMatch(/^\s+1\s+1\.000\s+1\.500\s+2\.000\s+1\.000\s+2\.000\s+\|o=\s{30}\|$/);
-    expect(rows[10]).toMatch(/^\s+11\s+64\.000\s+64\.000\s+64\.000\s+383\.000\s+389\.000\s+\|\s{31}o\|$/);
-    expect(text).not.toContain('deadline:');
+  it('takes the smallest and largest counts allowed', () => {
+    expect(readRun(['--max-attempts', '1', '--', 'x']).maxAttempts).toBe(1);
+    const schedule = (n: string) => read(['schedule', '--attempts', n]);
+    expect(schedule('2')).toMatchObject({ attempts: 2 });
+    expect(schedule('1000')).toMatchObject({ attempts: 1000 });
   });
 
-  it('marks the retries the deadline may or must cut off', () => {
-    const text = renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 10_000, attempts: 5, source: 'x' });
-    const rows = text.split('\n').filter((line) => /^\s+\d+\s/.test(line));
-    expect(rows.map((row) => /\|\s*(.*)$/.exec(row.slice(row.lastIndexOf('|')))?.[1])).toEqual([
-      '',
-      '',
-      'may pass the deadline',
-      'past the deadline: never reached',
-    ]);
+  it.each([' 5', '5 ', '+5', '0x10', '1e3'])('takes counts as plain digits only: --max-attempts %j', (text) => {
+    expect(usageError(['--max-attempts', text, '--', 'x'])).toBe(`--max-attempts must be a whole number >= 1, got ${JSON.stringify(text)}`);
   });
 
-  it('names jitter kept after the cap in the title', () => {
-    const backoff = { ...GCS_BACKOFF, jitter: { additiveMs: 1000, afterCap: true } };
-    const text = renderSchedule({ backoff, deadlineMs: 600_000, attempts: 9, source: 'x' });
-    expect(text.split('\n')[0]).toBe('x: wait 1s x2 up to 64s, jitter additive:1s (kept after the cap), deadline 600s');
-    expect(text.trimEnd().split('\n').at(-1)).toMatch(/^\s+8\s+63\.000\s+63\.500\s+64\.000\s/);
+  it('takes exit codes from 1 to 255, with spaces around them, as plain digits only', () => {
+    expect([...(readRun(['--retry-on', '1, 75,255', '--', 'x']).retryOn ?? [])]).toEqual([1, 75, 255]);
+    for (const text of ['+5', '0x10', '1e2']) {
+      expect(usageError(['--retry-on', text, '--', 'x'])).toContain(`got ${JSON.stringify(text)}`);
+    }
   });
 
-  it('draws a wait without jitter as a single mark', () => {
-    const text = renderSchedule({ backoff: { ...GCS_BACKOFF, jitter: 'none' }, deadlineMs: 600_000, attempts: 2, source: 'x' });
-    expect(text).toMatch(/\|o {31}\|\n$/);
-  });
-});
-
-describe('exit statuses', () => {
-  const signals = { SIGKILL: 9, SIGTERM: 15 };
-  const exited = (code: number | null, signal: string | null = null): CommandOutcome => ({ kind: 'exited', code, signal });
-  const notStarted = (errorCode: string): CommandOutcome => ({ kind: 'not-started', errorCode, message: errorCode });
-
-  it('follows the shell: the code, 128 + signal number, 127 not found, 126 not executable', () => {
-    expect(exitStatusOf(exited(0), signals)).toBe(0);
-    expect(exitStatusOf(exited(3), signals)).toBe(3);
-    expect(exitStatusOf(exited(null, 'SIGKILL'), signals)).toBe(137);
-    expect(exitStatusOf(exited(null, 'SIGTERM'), signals)).toBe(143);
-    expect(exitStatusOf(exited(null, 'SIGWEIRD'), signals)).toBe(1);
-    expect(exitStatusOf(notStarted('ENOENT'), signals)).toBe(127);
-    expect(exitStatusOf(notStarted('EACCES'), signals)).toBe(126);
+  it('names --max-delay in an error about its value', () => {
+    expect(usageError(['--max-delay', 'soon', '--', 'x'])).toBe('--max-delay: expected a duration such as 250ms, 1.5s or 2m, got "soon"');
   });
 
-  it('retries every failing status without --retry-on, only the listed ones with it, never a command that did not start', () => {
-    const any = retryableExit(undefined);
-    const listed = retryableExit(new Set([75, 137]));
-    expect(any(new CommandFailed(exited(1), 1))).toBe(true);
-    expect(any(new CommandFailed(exited(null, 'SIGKILL'), 137))).toBe(true);
-    expect(any(new CommandFailed(notStarted('ENOENT'), 127))).toBe(false);
-    expect(any(new Error('not a command failure'))).toBe(false);
-    expect(listed(new CommandFailed(exited(75), 75))).toBe(true);
-    expect(listed(new CommandFailed(exited(null, 'SIGKILL'), 137))).toBe(true);
-    expect(listed(new CommandFailed(exited(1), 1))).toBe(false);
+  it('allows a cap equal to the initial delay, and names the default initial delay when the cap is below it', () => {
+    expect(readRun(['--initial-delay', '5s', '--max-delay', '5s', '--', 'x']).backoff).toMatchObject({ initialDelayMs: 5000, maxDelayMs: 5000 });
+    expect(usageError(['--max-delay', '500ms', '--', 'x'])).toBe('--max-delay "500ms" must not be shorter than --initial-delay 1s (the default)');
   });
 
-  it('reports a retry with the attempt, the failure and the wait', () => {
-    expect(retryLine(1, 5, 'exit code 1', 1250)).toBe('tenacious: attempt 1 of 5 failed (exit code 1); retrying in 1.25s');
-    expect(retryLine(2, Number.POSITIVE_INFINITY, 'killed by SIGKILL, exit code 137', 10)).toBe(
-      'tenacious: attempt 2 failed (killed by SIGKILL, exit code 137); retrying in 10ms',
-    );
-    expect(new CommandFailed(exited(null, 'SIGKILL'), 137).message).toBe('killed by SIGKILL, exit code 137');
+  it('reads additive jitter with decimals in milliseconds, and only the whole word', () => {
+    expect(readRun(['--jitter', 'additive:1.25', '--', 'x']).backoff.jitter).toEqual({ additiveMs: 1.25 });
+    expect(readRun(['--jitter', 'additive:1.5', '--', 'x']).backoff.jitter).toEqual({ additiveMs: 1.5 });
+    for (const text of ['my-additive:5', 'additive:5\n']) {
+      expect(usageError(['--jitter', text, '--', 'x'])).toContain('--jitter must be full, none, equal or additive:AMOUNT');
+    }
+  });
+
+  it('refuses --quiet for schedule', () => {
+    expect(usageError(['schedule', '-q'])).toBe('--quiet does not apply to schedule');
   });
 });

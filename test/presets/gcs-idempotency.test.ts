@@ -7,13 +7,14 @@ import {
   gcsPreconditionMet,
   type GcsOperation,
   type GcsPreconditions,
-} from '../../src/presets/gcs-operations.js';
+} from '../../src/presets/gcs.js';
+import { checkStrategy } from '../../src/presets/gcs-idempotency.js';
 
 /*
- * The expected classification, written out by hand from the table of Cloud Storage's "Retry
- * strategy" page (https://cloud.google.com/storage/docs/retry-strategy, its section on the
- * idempotency of operations, quoted below in German) rather than read back from the source, so a wrong
- * row in the source cannot make its own test pass.
+ * The expected classification, written out by hand from Cloud Storage's "Retry strategy" page
+ * (https://cloud.google.com/storage/docs/retry-strategy), its section on the idempotency of
+ * operations (quoted below from the German edition), rather than read back from the source,
+ * so a wrong row in the source cannot make its own test pass.
  */
 const ALWAYS: readonly GcsOperation[] = [
   // "Alle get- und list-Anfragen"
@@ -88,6 +89,15 @@ const SAMPLE: Required<GcsPreconditions> = {
 };
 
 const ALL_FIELDS = Object.keys(SAMPLE) as (keyof GcsPreconditions)[];
+
+const messageOf = (call: () => unknown): string => {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected a throw');
+};
 
 /** Runtime-only misuse: lets tests pass values the types forbid without `any`. */
 function loose<T>(value: unknown): T {
@@ -172,7 +182,7 @@ describe('gcsIdempotency', () => {
     [42, '42'],
     [Symbol('op'), 'Symbol(op)'],
     [{ operation: 'objects.get' }, '{"operation":"objects.get"}'],
-    [['objects.get'], 'array'],
+    [['objects.get'], '["objects.get"]'],
   ])('rejects the non-string %s, naming it', (input, shown) => {
     expect(() => gcsIdempotency(loose(input))).toThrow(TypeError);
     expect(() => gcsIdempotency(loose(input))).toThrow(shown);
@@ -258,7 +268,7 @@ describe('gcsPreconditionMet', () => {
       [5, '5'],
       ['ifGenerationMatch=0', '"ifGenerationMatch=0"'],
       [true, 'true'],
-      [[], 'array'],
+      [[], '[]'],
       [() => 0, 'function'],
     ])('rejects non-object preconditions %s', (value, shown) => {
       expect(() => gcsPreconditionMet('objects.insert', loose(value))).toThrow(TypeError);
@@ -293,7 +303,7 @@ describe('gcsPreconditionMet', () => {
     it.each([
       [true, 'true'],
       [{}, '{}'],
-      [[1], 'array'],
+      [[1], '[1]'],
     ])('rejects generation-like value of the wrong type %s with a TypeError', (value, shown) => {
       for (const field of generationFields) {
         const call = () => gcsPreconditionMet('objects.delete', loose({ [field]: value }));
@@ -312,6 +322,13 @@ describe('gcsPreconditionMet', () => {
       expect(call).toThrow(TypeError);
       expect(call).toThrow('etag');
       expect(call).toThrow(shown);
+    });
+
+    it('says to pass a generation past Number.MAX_SAFE_INTEGER as a string or bigint', () => {
+      const call = () => gcsPreconditionMet('objects.insert', { ifGenerationMatch: 2 ** 60 });
+      expect(call).toThrow(RangeError);
+      expect(call).toThrow('pass a string or bigint');
+      expect(gcsPreconditionMet('objects.insert', { ifGenerationMatch: (2n ** 60n).toString() })).toBe(true);
     });
 
     it('validates even when the operation does not need preconditions', () => {
@@ -428,5 +445,68 @@ describe('properties', () => {
         expect(gcsPreconditionMet(op, pre)).toBe(enough.some(present));
       }),
     );
+  });
+});
+
+describe('checkStrategy', () => {
+  const expected = "Unknown Cloud Storage retry strategy \"sometimes\": expected 'always', 'conditional' or 'never'";
+
+  it('suggests nothing for a word that is not close', () => {
+    expect(messageOf(() => checkStrategy('sometimes'))).toBe(expected);
+  });
+
+  it('suggests within one edit for four letters or fewer, two for longer words', () => {
+    expect(messageOf(() => checkStrategy('nevr'))).toMatch(/; did you mean never\?$/);
+    expect(messageOf(() => checkStrategy('nexe'))).not.toContain('did you mean');
+    expect(messageOf(() => checkStrategy('nev'))).not.toContain('did you mean');
+    expect(messageOf(() => checkStrategy('nevxx'))).toMatch(/; did you mean never\?$/);
+  });
+});
+
+describe('unknown Cloud Storage operations', () => {
+  const generic = "expected a JSON API method name such as 'objects.get' or 'buckets.setIamPolicy'";
+
+  it('suggest the first of two equally close names, in table order', () => {
+    expect(messageOf(() => gcsIdempotency('buckets.xetIamPolicy' as never))).toBe(
+      'Unknown Cloud Storage operation "buckets.xetIamPolicy": did you mean buckets.getIamPolicy?',
+    );
+  });
+
+  it('drop the storage. and projects. prefixes only at the start', () => {
+    expect(messageOf(() => gcsIdempotency('storage.objects.get' as never))).toMatch(/did you mean objects\.get\?$/);
+    expect(messageOf(() => gcsIdempotency('projects.hmacKeys.create' as never))).toMatch(/did you mean hmacKeys\.create\?$/);
+    expect(messageOf(() => gcsIdempotency('xstorage.objects.get' as never))).toBe(`Unknown Cloud Storage operation "xstorage.objects.get": ${generic}`);
+    expect(messageOf(() => gcsIdempotency('myprojects.hmacKeys.create' as never))).toBe(
+      `Unknown Cloud Storage operation "myprojects.hmacKeys.create": ${generic}`,
+    );
+  });
+
+  it('list the methods of a known resource, and nothing more for a name without a resource or an unknown one', () => {
+    expect(messageOf(() => gcsIdempotency('objects.frob' as never))).toBe(
+      `Unknown Cloud Storage operation "objects.frob": ${generic}; objects has get, list, insert, copy, compose, rewrite, delete, patch, update`,
+    );
+    expect(messageOf(() => gcsIdempotency('objectsx' as never))).toBe(`Unknown Cloud Storage operation "objectsx": ${generic}`);
+    expect(messageOf(() => gcsIdempotency('widgets.get' as never))).toBe(`Unknown Cloud Storage operation "widgets.get": ${generic}`);
+  });
+
+  it('describe what they got when it is not a string', () => {
+    const cyclic: { self?: unknown } = {};
+    cyclic.self = cyclic;
+    const prefix = "Cloud Storage operation must be a string such as 'objects.get'; got ";
+    expect(messageOf(() => gcsIdempotency(-0 as never))).toBe(`${prefix}0`);
+    expect(messageOf(() => gcsIdempotency(cyclic as never))).toBe(`${prefix}[object Object]`);
+    const bare = Object.create(null) as { self?: unknown }; // no toString to fall back on
+    bare.self = bare;
+    expect(messageOf(() => gcsIdempotency(bare as never))).toBe(`${prefix}[object Object]`);
+    expect(messageOf(() => gcsIdempotency(function objectsGet() {} as never))).toBe(`${prefix}a function (objectsGet)`);
+    expect(messageOf(() => gcsIdempotency(Object.defineProperty(() => 1, 'name', { value: '' }) as never))).toBe(
+      `${prefix}a function (anonymous)`,
+    );
+    expect(messageOf(() => gcsIdempotency(null as never))).toBe(`${prefix}null`);
+    expect(messageOf(() => gcsIdempotency(Symbol('op') as never))).toBe(`${prefix}Symbol(op)`);
+  });
+
+  it('take a generation of -0 as 0', () => {
+    expect(gcsPreconditionMet('objects.delete', { generation: -0 })).toBe(true);
   });
 });

@@ -1,0 +1,10 @@
+/**
+ * A command line that cannot be carried out; the entry point prints the message and the usage
+ * to stderr and exits with status 2.
+ *
+ * @example
+ * throw new UsageError('--deadline needs a value');
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

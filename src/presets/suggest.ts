@@ -1,0 +1,50 @@
+/**
+ * "Did you mean …?" for names a caller may misspell (Cloud Storage operations, strategies and
+ * precondition fields). Pure.
+ *
+ * @internal
+ */
+
+/** Lower case, without underscores, dashes or spaces: `get_iam_policy` reads as `getIamPolicy`. */
+export function normalizeName(name: string): string {
+  return name.toLowerCase().replace(/[_\-\s]/g, '');
+}
+
+/**
+ * The candidate closest to `input` after `normalize`: the first at the smallest edit distance,
+ * if that distance is small (one edit for names of four letters or fewer, two otherwise, so
+ * that unrelated short words are not "corrected").
+ *
+ * @example
+ * suggest('nevr', ['always', 'never'], normalizeName); // 'never'
+ */
+export function suggest<T extends string>(
+  input: string,
+  candidates: readonly T[],
+  normalize: (name: string) => string = normalizeName,
+): T | undefined {
+  const wanted = normalize(input);
+  let best: T | undefined;
+  let bestDistance = wanted.length <= 4 ? 2 : 3;
+  for (const candidate of candidates) {
+    const distance = editDistance(wanted, normalize(candidate));
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance with one rolling row; the names here are a few dozen characters. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1), (previous[j] as number) + 1, (current[j - 1] as number) + 1);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}

@@ -1,0 +1,39 @@
+// What iam() and gcs() share (src/presets/preset.ts): shared frozen presets, validated once,
+// and retry()'s errors re-issued under the preset's name.
+import { describe, expect, it } from 'vitest';
+import { readOptions } from '../../src/options.js';
+import { gcs } from '../../src/presets/gcs.js';
+import { iam } from '../../src/presets/iam.js';
+
+describe('the shared presets', () => {
+  // They are constants, validated by the first retry() that gets them rather than at import.
+  it('pass retry()\'s validation as they are, and are the same object call after call', () => {
+    const presets = [iam(), iam({ retryNotFound: true }), gcs({ operation: 'objects.get' }), gcs({ operation: 'objects.insert' })];
+    for (const preset of presets) {
+      expect(Object.isFrozen(preset)).toBe(true);
+      expect(() => readOptions(preset)).not.toThrow();
+    }
+    expect(new Set(presets).size).toBe(4);
+    expect(iam()).toBe(presets[0]);
+    expect(gcs({ operation: 'objects.insert' })).toBe(presets[3]);
+  });
+});
+
+describe('preset option errors', () => {
+  it('re-issue only retry()\'s own TypeError/RangeError; anything else a check meets passes through as it is', () => {
+    const boom = new Error('budget getter exploded');
+    const budget = {
+      get record(): never {
+        throw boom;
+      },
+      canRetry: () => true,
+    };
+    let thrown: unknown;
+    try {
+      iam({ budget } as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBe(boom);
+  });
+});
