@@ -59,6 +59,17 @@ export interface RetryFetchOptions extends RetryOptions {
    * hedged. The deadline, signal and retry policy are the call's. Default: no hedging.
    */
   hedge?: Pick<HedgeOptions, 'delayMs' | 'hedger' | 'maxAttempts' | 'onHedge' | 'budget'>;
+  /**
+   * Resume a GET whose body breaks mid-way (reset, "terminated", a body timeout): the body you
+   * read does not fail; the rest is requested with `Range: bytes=<received>-` and a validator
+   * (the strong `ETag`, else `Last-Modified`; Cloud Storage's `x-goog-generation`), so the bytes
+   * cannot come from another version of the resource. The resumed requests are retries of the
+   * call: same backoff, deadline, attempts, budget, signal and `onRetry`. Default `true` for
+   * GET (no effect on other methods, on a request with its own `Range`, or on a response whose
+   * body is content-encoded, whose byte offsets fetch hides); `false` hands a broken body over
+   * as fetch does.
+   */
+  resume?: boolean;
 }
 
 /**
@@ -69,7 +80,7 @@ export function asOwnError(error: unknown): unknown {
   if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
   const Kind = error instanceof RangeError ? RangeError : TypeError;
   // The list of known options names retry()'s; retryFetch knows three more.
-  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody, hedge)');
+  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody, hedge, resume)');
   return new Kind(`retryFetch: ${message}`, { cause: error });
 }
 
@@ -104,6 +115,9 @@ export function readFetchOptions(options: RetryFetchOptions | undefined): RetryF
   }
   if (bufferBody !== undefined && typeof bufferBody !== 'boolean') {
     throw new TypeError(`retryFetch: options.bufferBody must be a boolean, got ${describe(bufferBody)}`);
+  }
+  if (own.resume !== undefined && typeof own.resume !== 'boolean') {
+    throw new TypeError(`retryFetch: options.resume must be a boolean, got ${describe(own.resume)}`);
   }
   if (own.hedge !== undefined) readFetchHedge(own.hedge);
   return own;

@@ -9,11 +9,14 @@ import { describe } from '../describe.js';
 import { hedge } from '../hedge.js';
 import { notSent } from '../not-sent.js';
 import { type RetryPredicate, isTransient } from '../predicates.js';
+import { DEFAULT_DEADLINE_MS } from '../options.js';
 import { type AttemptContext, RetryError, retry } from '../retry.js';
+import { steadyNow } from '../timer-queue.js';
 import { type RetryFetchOptions, asOwnError, readFetchOptions } from './fetch-options.js';
 import { HttpStatusError } from './http-status-error.js';
 import { type RequestPlan, planRequest } from './request-plan.js';
 import { cancelBody, discarded, followLate, handOver, ignore, readWholeBody, trackResponse } from './responses.js';
+import { type ResumeDriver, ResumeError, bodyBuffer, canResume, resumingResponse } from './resume.js';
 
 /**
  * `fetch`, retried. Resolves with a `Response` and rejects with an error exactly where fetch
@@ -68,6 +71,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     idempotent: userIdempotent,
     signal: userSignal,
     hedge: hedging,
+    resume,
     ...retryOptions
   } = readFetchOptions(options);
   const send = fetchOption ?? globalThis.fetch;
@@ -90,8 +94,15 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     held = undefined;
   };
 
-  const attempt = async (ctx: AttemptContext): Promise<Response> => {
-    release();
+  const startedAt = steadyNow();
+  const resumable = resume !== false && plan.method === 'GET' && plan.headers?.has('range') !== true;
+  // Attempts made so far, the resumes' included: the resumes are retries of the call.
+  let attempts = 0;
+  let firstOfRun = 1;
+
+  /** One request: the caller's, or (resuming) with `extra` headers and a generation in its query. */
+  const sendOnce = async (ctx: AttemptContext, extra?: Record<string, string>, generation?: string): Promise<Response> => {
+    attempts = firstOfRun + ctx.attempt - 1;
     const attemptSignal = ctx.signal;
     // retry() reads the clock for a first attempt one microtask after it began. Yielding before
     // fetch's (synchronous, not free) setup makes that setup count against the deadline, even
@@ -100,19 +111,37 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
     if (attemptSignal.aborted) throw attemptSignal.reason;
     const fetchController = followLate(attemptSignal);
+    let target: string | URL | Request = plan.request === undefined ? input : plan.request.clone();
+    if (generation !== undefined) {
+      const url = new URL(plan.request?.url ?? String(input));
+      if (!url.searchParams.has('generation')) url.searchParams.set('generation', generation);
+      target = plan.request === undefined ? url : new Request(url, target as Request);
+    }
+    const headers = extra === undefined ? {} : { headers: { ...Object.fromEntries(plan.headers ?? []), ...extra } };
     // The method is passed explicitly: fetch fills a missing one from its own dictionary, which
     // inherits from Object.prototype, and the method sent must be the one judged idempotent.
-    const response = await send(plan.request === undefined ? input : plan.request.clone(), {
-      ...init,
-      method: plan.sentMethod,
-      signal: fetchController.signal,
-    });
+    const response = await send(target, { ...init, ...headers, method: plan.sentMethod, signal: fetchController.signal });
     trackResponse(response, fetchController);
     // retry() has moved on (timeout, deadline, abort): nobody will read this response.
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
-    if (bufferBody === true) {
+    return response;
+  };
+
+  // Hedged copies race to the end of their bodies: they do not share one partial body.
+  const buffer = bufferBody === true && resumable && hedging === undefined ? bodyBuffer() : undefined;
+  const attempt = async (ctx: AttemptContext): Promise<Response> => {
+    release();
+    const rest = buffer?.next();
+    let response = await (rest === undefined ? sendOnce(ctx) : sendOnce(ctx, rest.headers, rest.generation));
+    if (buffer !== undefined && (rest !== undefined || canResume(response))) {
+      // A break fails this attempt and leaves the bytes so far in the buffer, for the next one.
+      response = await buffer.fill(response, plan.method).catch((error: unknown) => {
+        throw discarded(response, error);
+      });
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+    } else if (bufferBody === true) {
       await readWholeBody(response);
-      if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
+      if (ctx.signal.aborted) throw discarded(response, ctx.signal.reason);
     }
     if (response.status < 400) return response;
     const failure = new HttpStatusError(response, plan.method);
@@ -126,6 +155,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   let judgedError: unknown;
   const retryable = (error: unknown, ctx?: AttemptContext): boolean => {
     judgedError = error;
+    if (error instanceof ResumeError) return false;
     if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
       return false;
     }
@@ -144,6 +174,38 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     });
   const readOnly = plan.method === 'GET' || plan.method === 'HEAD';
 
+  /** Resumes run as retries of the call: its remaining attempts and deadline, its signals. */
+  const resumeDriver = (): ResumeDriver => {
+    const stop = new AbortController();
+    return {
+      run: async (broken, resumed) => {
+        const elapsedMs = steadyNow() - startedAt;
+        const deadlineMs = (retryOptions.deadlineMs ?? DEFAULT_DEADLINE_MS) - elapsedMs;
+        if (!(deadlineMs > 0)) throw new RetryError('deadline', attempts, elapsedMs, broken);
+        firstOfRun = attempts;
+        const caller = eitherSignal(plan.callerSignal, userSignal);
+        const either = eitherSignal(caller.signal, stop.signal);
+        try {
+          const next = await retry((ctx) => (ctx.attempt === 1 ? Promise.reject(broken) : resumed(ctx)), {
+            ...retryOptions,
+            maxAttempts: (retryOptions.maxAttempts ?? Infinity) - attempts + 1,
+            deadlineMs,
+            retryable,
+            idempotent,
+            signal: either.signal,
+          });
+          return handOver(next, plan.callerSignal);
+        } finally {
+          either.dispose();
+          caller.dispose();
+        }
+      },
+      send: (headers, generation, ctx) => sendOnce(ctx, headers, generation),
+      stopped: () => stop.signal.aborted || plan.callerSignal?.aborted === true || userSignal?.aborted === true,
+      stop: (reason) => stop.abort(reason),
+    };
+  };
+
   const callSignal = eitherSignal(plan.callerSignal, userSignal);
   let call: Promise<Response>;
   try {
@@ -158,7 +220,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
       callSignal.dispose();
       // A hedged copy that failed while another won may still hold its response.
       release();
-      return handOver(response, plan.callerSignal);
+      const handed = handOver(response, plan.callerSignal);
+      return resumable && bufferBody !== true && canResume(handed) ? resumingResponse(handed, resumeDriver(), plan.method) : handed;
     },
     (error: unknown) => {
       callSignal.dispose();

@@ -546,14 +546,14 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(await Promise.race([reading, stillReading])).toBe(reason);
   });
 
-  it('without bufferBody a body cut mid-way fails when read; with it the attempt fails and is retried', async () => {
+  it('with resume: false, without bufferBody a body cut mid-way fails when read; with it the attempt fails and is retried', async () => {
     const cut = await startFaultServer({ faults: ['reset-mid-body', 'reset-mid-body'], bodyBytes: 4000 });
     servers.push(cut);
     const headers = { 'x-request-id': 'r' };
-    const plain = await retryFetch(cut.url, { headers }, quick);
+    const plain = await retryFetch(cut.url, { headers }, { ...quick, resume: false });
     expect(plain.status).toBe(200);
     expect(((await rejection(plain.text())) as Error).message).toBe('terminated');
-    const buffered = await retryFetch(cut.url, { headers }, { ...quick, bufferBody: true });
+    const buffered = await retryFetch(cut.url, { headers }, { ...quick, bufferBody: true, resume: false });
     expect(JSON.parse(await buffered.text())).toMatchObject({ id: 'r', method: 'GET' });
     expect(buffered.url).toBe(cut.url + '/');
     expect(cut.stats().history.map((h) => h.fault)).toEqual(['reset-mid-body', 'reset-mid-body', 'ok']);
@@ -719,7 +719,7 @@ describe('retryFetch: options', () => {
     [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
-    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge)'],
+    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge, resume)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
