@@ -69,5 +69,6 @@ export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, cr
 export { type FetchFunction, type RetryFetchOptions } from './fetch/fetch-options.js';
 export { HttpStatusError } from './fetch/http-status-error.js';
 export { retryFetch } from './fetch/retry-fetch.js';
+export { ResumeError, type ResumeErrorReason } from './fetch/resume.js';
 export { NOT_SENT_CODES, notSent } from './not-sent.js';
 export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './hedge.js';
