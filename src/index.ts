@@ -70,5 +70,13 @@ export { type FetchFunction, type RetryFetchOptions } from './fetch/fetch-option
 export { HttpStatusError } from './fetch/http-status-error.js';
 export { retryFetch } from './fetch/retry-fetch.js';
 export { ResumeError, type ResumeErrorReason } from './fetch/resume.js';
+export {
+  GcsUploadError,
+  type GcsUploadBody,
+  type GcsUploadOptions,
+  type GcsUploadTarget,
+  gcsResumableUpload,
+  gcsStartResumableUpload,
+} from './fetch/gcs-upload.js';
 export { NOT_SENT_CODES, notSent } from './not-sent.js';
 export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './hedge.js';

@@ -10,7 +10,12 @@ import type { AttemptContext } from '../retry.js';
 import { HttpStatusError } from './http-status-error.js';
 import { cancelBody } from './responses.js';
 
-/** Why a download could not be resumed. */
+/**
+ * Why a download could not be resumed (see {@link ResumeError}).
+ *
+ * @example
+ * const retryable = (reason: ResumeErrorReason): boolean => reason === 'changed'; // start over for the new version
+ */
 export type ResumeErrorReason = 'changed' | 'range-ignored' | 'bad-range';
 
 /**

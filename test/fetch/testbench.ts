@@ -7,7 +7,8 @@
 //   download: { breakAfter: n }   headers, n bytes of the body, then the socket is destroyed
 //             'ignore-range'      a 200 with the whole object, whatever Range said
 //             'reset'             the socket is destroyed before any byte of the response
-//   upload:   { fail503After: n } the first n bytes of this request's chunk are persisted, then 503
+//   upload:   'ok'                served as usual
+//             { fail503After: n } the first n bytes of this request's chunk are persisted, then 503
 //             'reset'             the request's bytes are dropped and the socket destroyed
 //             'gone'              410: the session expired
 // Every request is recorded with the bytes it carried and the bytes sent back.
@@ -15,7 +16,7 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 
 export type DownloadFault = { breakAfter: number } | 'ignore-range' | 'reset';
-export type UploadFault = { fail503After: number } | 'reset' | 'gone';
+export type UploadFault = { fail503After: number } | 'reset' | 'gone' | 'ok';
 
 export interface Seen {
   readonly method: string;
