@@ -48,8 +48,9 @@ export interface RetryFetchOptions extends RetryOptions {
    * Read each response's whole body inside its attempt. Then a connection that drops in the
    * middle of the body fails the attempt (and is retried when the request is safe to resend),
    * and `attemptTimeoutMs` covers the download too; the `Response` you get has its body in
-   * memory. Default `false`: the response is returned as soon as its headers arrive, as
-   * fetch does, and a body that breaks later fails when you read it.
+   * memory; for a GET, the next attempt asks only for the bytes still missing (see
+   * `resume`). Default `false`: the response is returned as soon as its headers arrive, as
+   * fetch does; a GET's body that breaks later is resumed as you read it, other bodies fail.
    */
   bufferBody?: boolean;
   /**

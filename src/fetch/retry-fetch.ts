@@ -41,6 +41,8 @@ import { type ResumeDriver, ResumeError, bodyBuffer, canResume, resumingResponse
  * - **Replays** string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` and `FormData`
  *   bodies on every attempt and clones a `Request` per attempt; a `ReadableStream` body can be
  *   read only once, so such a request is sent once and never retried.
+ * - **Resumes** a GET whose body breaks mid-way: the rest is asked for with a `Range` and a
+ *   validator, and the body you read continues (see `RetryFetchOptions.resume`).
  * - **Discards** every response it does not return by cancelling its body, which frees its
  *   connection: a retried response when the next attempt starts, a late response of an
  *   abandoned attempt when it arrives.
