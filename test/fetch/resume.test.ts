@@ -198,6 +198,23 @@ describe('retryFetch resumes a broken download on loopback', () => {
     expect(gets(tb)).toHaveLength(1);
   });
 
+  it('does not resume a request that carries its own Range, nor a content-encoded body', async () => {
+    const tb = await bench('n', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 10 * KiB }, { breakAfter: 10 * KiB });
+    const own = await retryFetch(tb.mediaUrl('n'), { headers: { range: 'bytes=0-' } }, quick);
+    expect(((await rejection(own.arrayBuffer())) as Error).message).toBe('terminated');
+    // fetch decodes a gzip body: its offsets are not the ones a Range counts.
+    const gzipped: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const headers = new Headers(res.headers);
+      headers.set('content-encoding', 'gzip');
+      return new Response(res.body, { status: res.status, headers });
+    };
+    const encoded = await retryFetch(tb.mediaUrl('n'), undefined, { ...quick, fetch: gzipped });
+    expect(((await rejection(encoded.arrayBuffer())) as Error).message).toBe('terminated');
+    expect(gets(tb)).toHaveLength(2);
+  });
+
   it('rejects a bad resume option, naming it', () => {
     expect(() => retryFetch('http://127.0.0.1:9/', undefined, { resume: 'yes' as unknown as boolean })).toThrow(
       'retryFetch: options.resume must be a boolean, got "yes"',
@@ -247,6 +264,29 @@ describe('retryFetch resume in virtual time', () => {
     await clock.runAllAsync();
     expect(text.state).toBe('resolved');
     expect(text.value).toBe('a'.repeat(20));
+  });
+
+  it('stops at once when the caller aborts during a resume\'s backoff: the body fails with the reason, nothing sent', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+    };
+    const controller = new AbortController();
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      signal: controller.signal,
+      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+    });
+    const text = track(res.text());
+    await clock.tickAsync(400);
+    const reason = new Error('shutting down');
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(text.state).toBe('rejected');
+    expect(text.error).toBe(reason);
+    await clock.runAllAsync();
+    expect(calls).toBe(1);
   });
 
   it('keeps the call\'s deadline: a break after it fails the stream with RetryError "deadline", no request sent', async () => {
