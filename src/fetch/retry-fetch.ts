@@ -115,7 +115,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     const fetchController = followLate(attemptSignal);
     let target: string | URL | Request = plan.request === undefined ? input : plan.request.clone();
     if (generation !== undefined) {
-      const url = new URL(plan.request?.url ?? String(input));
+      // A relative URL (a browser page's fetch) is resolved as fetch resolves it: against the page.
+      const url = new URL(plan.request?.url ?? String(input), (globalThis as { location?: { href: string } }).location?.href);
       if (!url.searchParams.has('generation')) url.searchParams.set('generation', generation);
       target = plan.request === undefined ? url : new Request(url, target as Request);
     }
