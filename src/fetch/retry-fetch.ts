@@ -185,19 +185,25 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
         const elapsedMs = steadyNow() - startedAt;
         const deadlineMs = (retryOptions.deadlineMs ?? DEFAULT_DEADLINE_MS) - elapsedMs;
         if (!(deadlineMs > 0)) throw new RetryError('deadline', attempts, elapsedMs, broken);
-        firstOfRun = attempts;
+        const base = (firstOfRun = attempts);
         const caller = eitherSignal(plan.callerSignal, userSignal);
         const either = eitherSignal(caller.signal, stop.signal);
+        // The run's attempt n is the call's attempt base + n - 1; hooks and errors say the call's.
+        const { onRetry } = retryOptions;
         try {
           const next = await retry((ctx) => (ctx.attempt === 1 ? Promise.reject(broken) : resumed(ctx)), {
             ...retryOptions,
-            maxAttempts: (retryOptions.maxAttempts ?? Infinity) - attempts + 1,
+            maxAttempts: (retryOptions.maxAttempts ?? Infinity) - base + 1,
             deadlineMs,
             retryable,
             idempotent,
             signal: either.signal,
+            onRetry: onRetry && ((e) => onRetry({ ...e, attempt: base + e.attempt - 1, elapsedMs: steadyNow() - startedAt })),
           });
           return handOver(next, plan.callerSignal);
+        } catch (error) {
+          if (!(error instanceof RetryError)) throw error;
+          throw new RetryError(error.reason, base + error.attempts - 1, steadyNow() - startedAt, error.cause);
         } finally {
           either.dispose();
           caller.dispose();

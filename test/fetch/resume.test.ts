@@ -169,7 +169,12 @@ describe('retryFetch resumes a broken download on loopback', () => {
     expect(error.reason).toBe('attempts');
     expect((error.cause as Error).message).toBe('terminated');
     expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${10 * KiB}-`, `bytes=${20 * KiB}-`]);
-    expect(events.map((e) => (e.error as Error).message)).toEqual(['terminated', 'terminated']);
+    expect(error.attempts).toBe(3);
+    // Numbered as the call's attempts: the breaks of attempts 1 and 2 were retried.
+    expect(events.map((e) => [e.attempt, (e.error as Error).message])).toEqual([
+      [1, 'terminated'],
+      [2, 'terminated'],
+    ]);
   });
 
   it('with resume: false, hands the broken body over as fetch does', async () => {
