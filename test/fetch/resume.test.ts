@@ -2,7 +2,7 @@
 // that behaves like Google's storage testbench (test/fetch/testbench.ts), with 1 ms backoff;
 // the timing tests run in virtual time with an injected fetch whose bodies break on cue.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResumeError, RetryError, type RetryEvent, type RetryFetchOptions, gcs, retryFetch } from '../../src/index.js';
+import { HttpStatusError, ResumeError, RetryError, type RetryEvent, type RetryFetchOptions, gcs, retryFetch } from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
@@ -317,5 +317,70 @@ describe('retryFetch resume in virtual time', () => {
     expect(error).toBeInstanceOf(RetryError);
     expect(error.reason).toBe('deadline');
     expect(calls).toBe(1);
+  });
+});
+
+describe('retryFetch resume: what a resumed answer must be (injected fetch, real Responses)', () => {
+  /** First answer: a 200 of 20 bytes with `headers` that breaks after 10; then `next` for each resume. */
+  function script(headers: Record<string, string>, next: Array<() => Response>) {
+    const seen: Headers[] = [];
+    const urls: string[] = [];
+    const fn: typeof fetch = async (input, init) => {
+      seen.push(new Headers(init?.headers));
+      urls.push(String(input));
+      if (seen.length === 1) {
+        const body = new ReadableStream<Uint8Array>({
+          start: (c) => c.enqueue(new Uint8Array(10).fill(0x61)),
+          pull: (c) => c.error(new TypeError('terminated')),
+        });
+        return new Response(body, { headers: { 'content-length': '20', ...headers } });
+      }
+      return (next[seen.length - 2] ?? (() => new Response('?', { status: 500 })))();
+    };
+    return { fn, seen, urls };
+  }
+  const partial = (headers: Record<string, string>, status = 206) => () => new Response('b'.repeat(10), { status, headers });
+
+  it.each([
+    ['starts elsewhere', { 'content-range': 'bytes 0-19/20' }],
+    ['has no Content-Range', {}],
+    ['is of another length', { 'content-range': 'bytes 10-29/30' }],
+  ])('fails with "bad-range" when the 206 %s', async (_what, headers) => {
+    const { fn } = script({ etag: '"v1"' }, [partial(headers)]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    const error = (await rejection(res.text())) as ResumeError;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.reason).toBe('bad-range');
+  });
+
+  it('fails with "changed" when the 206 is of another generation', async () => {
+    const { fn, urls } = script({ 'x-goog-generation': '7' }, [partial({ 'content-range': 'bytes 10-19/20', 'x-goog-generation': '8' })]);
+    const res = await retryFetch('http://x.test/o?alt=media', undefined, { ...quick, fetch: fn });
+    expect(((await rejection(res.text())) as ResumeError).reason).toBe('changed');
+    expect(urls[1]).toBe('http://x.test/o?alt=media&generation=7');
+  });
+
+  it('takes no weak ETag as a validator: If-Unmodified-Since from Last-Modified instead', async () => {
+    const lastModified = 'Mon, 01 Jun 2026 00:00:00 GMT';
+    const { fn, seen } = script({ etag: 'W/"v1"', 'last-modified': lastModified }, [partial({ 'content-range': 'bytes 10-19/20' })]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
+    expect(seen[1]?.get('if-match')).toBeNull();
+    expect(seen[1]?.get('if-unmodified-since')).toBe(lastModified);
+    expect(seen[1]?.get('range')).toBe('bytes=10-');
+  });
+
+  it('retries a 503 to the resume request like any retryable answer; a 404 fails the body with its HttpStatusError', async () => {
+    const ok = script({ etag: '"v1"' }, [() => new Response('busy', { status: 503 }), partial({ 'content-range': 'bytes 10-19/20', etag: '"v1"' })]);
+    const res = await retryFetch('http://x.test/o', { headers: { 'x-kept': 'yes' } }, { ...quick, fetch: ok.fn });
+    expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
+    expect(ok.seen.map((h) => h.get('range'))).toEqual([null, 'bytes=10-', 'bytes=10-']);
+    // The caller's own headers go with every resume request.
+    expect(ok.seen[2]?.get('x-kept')).toBe('yes');
+    const gone = script({ etag: '"v1"' }, [() => new Response('gone', { status: 404 })]);
+    const res2 = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: gone.fn });
+    const error = (await rejection(res2.text())) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(404);
   });
 });
