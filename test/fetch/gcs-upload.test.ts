@@ -121,3 +121,36 @@ describe('gcsResumableUpload on loopback', () => {
     );
   });
 });
+
+describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
+  it('uploads an empty body with one "bytes */0" request', async () => {
+    const ranges: string[] = [];
+    const fn: typeof fetch = async (_input, init) => {
+      ranges.push(new Headers(init?.headers).get('content-range') ?? '');
+      return new Response('{"size":"0"}', { status: 201 });
+    };
+    const res = await gcsResumableUpload('http://x.test/s', new Uint8Array(0), { ...quick, fetch: fn });
+    expect(res.status).toBe(201);
+    expect(ranges).toEqual(['bytes */0']);
+  });
+
+  it('rejects with GcsUploadError "protocol" when a 308 names bytes past the end', async () => {
+    const fn: typeof fetch = async () => new Response(null, { status: 308, headers: { range: 'bytes=0-999' } });
+    const error = (await gcsResumableUpload('http://x.test/s', new Uint8Array(10), { ...quick, fetch: fn }).catch((e: unknown) => e)) as GcsUploadError;
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
+  });
+
+  it('gcsStartResumableUpload rejects with the HttpStatusError of a 403, not retried', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return new Response('forbidden', { status: 403 });
+    };
+    const error = (await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn, ...quick }).catch((e: unknown) => e)) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(403);
+    expect(calls).toBe(1);
+  });
+});
