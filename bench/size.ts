@@ -43,7 +43,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
     // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    limitBytes: 15_200,
+    // Raised from 15,200 for issue 16 (17,867 B then): download resume (~1.1 kB) and Cloud
+    // Storage resumable uploads (~1.1 kB).
+    limitBytes: 18_200,
   },
 ];
 
