@@ -36,14 +36,14 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: 1500,
     // Raised from 5,600 for issue 12 (5,991 B then): own-property option reading, jitter key
     // checks, per-call isolation under the shared timer, the fake-clock backstop.
-    limitBytes: 6200,
+    limitBytes: 6400,
   },
   {
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
     // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    limitBytes: 15_200,
+    limitBytes: 15_300,
   },
 ];
 

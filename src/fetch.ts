@@ -4,13 +4,17 @@
  * count as failures, which requests are safe to send again, how a body is replayed, and what
  * becomes of the responses that are not returned.
  */
-import { describe } from './describe.js';
-import { retryAfterMsOf } from './errors.js';
-import { type HedgeOptions, hedge } from './hedge.js';
-import { readHedgeOptions } from './hedge-options.js';
-import { notSent } from './not-sent.js';
-import { type RetryPredicate, isTransient } from './predicates.js';
-import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
+import { describe } from './util/check.js';
+import { retryAfterMsOf } from './classify/error-shape.js';
+import { type HedgeOptions, hedge } from './fleet/hedge.js';
+import { readHedgeOptions } from './fleet/hedge-options.js';
+import { notSent } from './classify/not-sent.js';
+import { isTransient } from './classify/predicates.js';
+import type { AttemptContext, RetryOptions, RetryPredicate } from './types.js';
+import { HttpStatusError, RetryError } from './errors.js';
+
+export { HttpStatusError };
+import { retry } from './core/retry.js';
 
 /**
  * The fetch that `retryFetch` calls: the global one, or any function shaped like it.
@@ -64,39 +68,6 @@ export interface RetryFetchOptions extends RetryOptions {
    * hedged. The deadline, signal and retry policy are the call's. Default: no hedging.
    */
   hedge?: Pick<HedgeOptions, 'delayMs' | 'hedger' | 'maxAttempts' | 'onHedge' | 'budget'>;
-}
-
-/**
- * A response with an error status (400 or more), as the retry policy sees it: an error that
- * carries `status`, the `response` (with its headers, so `httpStatusOf` and `retryAfterMsOf`
- * read it like any other HTTP error) and the server's `Retry-After` in milliseconds.
- * `retryFetch` hands it to `options.retryable`; it never rejects with it (the response itself
- * is returned).
- *
- * @example
- * // Also retry 404 (e.g. an eventually consistent read), the rest as by default.
- * const res = await retryFetch(url, undefined, {
- *   retryable: (error) => (error instanceof HttpStatusError && error.status === 404) || isTransient(error),
- * });
- */
-export class HttpStatusError extends Error {
-  override readonly name = 'HttpStatusError';
-  /** The response's status code. */
-  readonly status: number;
-  /** The request method, upper case. */
-  readonly method: string;
-  /** The response; its body is still unread when a predicate sees it. */
-  readonly response: Response;
-  /** The response's `Retry-After` (seconds or HTTP-date) in milliseconds from its arrival, if valid. */
-  readonly retryAfterMs: number | undefined;
-
-  constructor(response: Response, method: string) {
-    super(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} (${method})`);
-    this.status = response.status;
-    this.method = method;
-    this.response = response;
-    this.retryAfterMs = retryAfterMsOf({ response });
-  }
 }
 
 /** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */

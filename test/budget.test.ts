@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRetryBudget } from '../src/budget.js';
-import { RetryError, retry } from '../src/retry.js';
+import { createRetryBudget } from '../src/fleet/budget.js';
+import { RetryError } from '../src/errors.js';
+import { retry } from '../src/core/retry.js';
 import { httpError, track, useVirtualClock } from './helpers/clock.js';
 
 describe('createRetryBudget: gRFC A6 token bucket', () => {

@@ -2,7 +2,7 @@
  * The command line, read into a request the entry point carries out. Pure: the tokenizer
  * (`node:util` `parseArgs`) is passed in, so this file runs and is tested without Node APIs.
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter } from '../index.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { CLI_PRESETS, type CliPresetName } from './presets.js';

@@ -8,27 +8,13 @@
  * (https://cloud.google.com/storage/docs/retry-strategy#exponential-backoff) and "Retry strategy"
  * (https://cloud.google.com/storage/docs/retry-strategy).
  */
-import { anyOf, errorReason, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
-import type { RetryOptions } from '../retry.js';
-import {
-  type GcsOperation,
-  type GcsPreconditions,
-  type GcsRetryStrategy,
-  checkStrategy,
-  gcsIsIdempotent,
-} from './gcs-operations.js';
+import { networkError, timedOut } from '../classify/network.js';
+import { anyOf, errorReason, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
+import type { RetryOptions } from '../types.js';
+import { type GcsOperation, type GcsPreconditions, type GcsRetryStrategy, checkStrategy, gcsIsIdempotent } from './gcs-operations.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
-export {
-  GCS_OPERATIONS,
-  type GcsIdempotency,
-  type GcsOperation,
-  type GcsPreconditions,
-  type GcsRetryStrategy,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
-} from './gcs-operations.js';
+export { GCS_OPERATIONS, type GcsIdempotency, type GcsOperation, type GcsPreconditions, type GcsRetryStrategy, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from './gcs-operations.js';
 
 /**
  * What every {@link gcs} call may pass: any `RetryOptions` field to override (except

@@ -22,17 +22,10 @@ import { createServer } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { systemCodeOf } from '../../src/errors.js';
+import { systemCodeOf } from '../../src/classify/error-shape.js';
 import { type RetryFetchOptions, retryFetch } from '../../src/fetch.js';
-import { queueState } from '../../src/timer-queue.js';
-import {
-  APPLIES_SIDE_EFFECT,
-  FAULTS,
-  type Fault,
-  type FaultServer,
-  type FaultServerOptions,
-  startFaultServer,
-} from './server.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
+import { APPLIES_SIDE_EFFECT, FAULTS, type Fault, type FaultServer, type FaultServerOptions, startFaultServer } from './server.js';
 
 const CONCURRENCY = 50;
 const FAULT_RATE = 0.3;

@@ -1,7 +1,8 @@
 // Edges of computeDelay and backoff validation that the main tests (test/backoff.test.ts) leave
 // open, found by mutation testing.
 import { describe, expect, it } from 'vitest';
-import { type BackoffPolicy, assertBackoffPolicy, computeDelay } from '../../src/backoff.js';
+import { type BackoffPolicy } from '../../src/types.js';
+import { assertBackoffPolicy, computeDelay } from '../../src/core/backoff.js';
 
 describe('computeDelay', () => {
   it('stays 0 with a 0 initial delay, however large the attempt (0 · Infinity is NaN)', () => {

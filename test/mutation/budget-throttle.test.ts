@@ -1,8 +1,8 @@
 // Edges of the retry budget and the adaptive throttle that their main tests leave open, found by
 // mutation testing: the messages for options of the wrong type, and the rng at its bounds.
 import { describe, expect, it } from 'vitest';
-import { createRetryBudget } from '../../src/budget.js';
-import { createAdaptiveThrottle } from '../../src/throttle.js';
+import { createRetryBudget } from '../../src/fleet/budget.js';
+import { createAdaptiveThrottle } from '../../src/fleet/throttle.js';
 
 describe('createRetryBudget', () => {
   it('says options must be an object when they are not', () => {

@@ -7,7 +7,7 @@ import { parseDuration } from '../../src/cli/duration.js';
 import { CommandFailed, type CommandOutcome, describeOutcome } from '../../src/cli/exit-status.js';
 import { renderSchedule } from '../../src/cli/schedule.js';
 import { USAGE } from '../../src/cli/usage.js';
-import type { BackoffPolicy } from '../../src/backoff.js';
+import type { BackoffPolicy } from '../../src/types.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {

@@ -1,6 +1,6 @@
 // describe() renders the bad value in every validation message; each kind of value once.
 import { describe as group, expect, it } from 'vitest';
-import { describe } from '../../src/describe.js';
+import { describe } from '../../src/util/check.js';
 
 group('describe (values in error messages)', () => {
   it('names functions, and says when they have no name', () => {

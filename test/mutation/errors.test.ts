@@ -2,15 +2,8 @@
 // mutation testing: exact bounds, anchored patterns, and values of the wrong type in the right
 // place, which must be ignored rather than returned or thrown over.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  errorReasonsOf,
-  grpcCodeOf,
-  httpStatusOf,
-  parseRetryAfter,
-  retryAfterMsOf,
-  statusStringOf,
-  systemCodeOf,
-} from '../../src/errors.js';
+import { errorReasonsOf, grpcCodeOf, httpStatusOf, retryAfterMsOf, statusStringOf, systemCodeOf } from '../../src/classify/error-shape.js';
+import { parseRetryAfter } from '../../src/util/http-headers.js';
 
 const withProps = (props: Record<string, unknown>): Error => Object.assign(new Error('boom'), props);
 

@@ -4,8 +4,9 @@ import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../../src/fetch.js';
-import { httpStatus } from '../../src/predicates.js';
+import { HttpStatusError } from '../../src/errors.js';
+import { type RetryFetchOptions, retryFetch } from '../../src/fetch.js';
+import { httpStatus } from '../../src/classify/predicates.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 /** An injected fetch: answer n is answers[n]() (then 200 "ok"); records each call's init. */

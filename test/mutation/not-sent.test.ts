@@ -1,6 +1,6 @@
 // notSent reads the same shapes the error readers do: a function carrying a code is an error too.
 import { describe, expect, it } from 'vitest';
-import { notSent } from '../../src/not-sent.js';
+import { notSent } from '../../src/classify/not-sent.js';
 
 describe('notSent', () => {
   it('finds the code on a function-shaped error, and under one', () => {

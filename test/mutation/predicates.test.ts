@@ -2,18 +2,8 @@
 // open, found by mutation testing: every network code and message by name, argument validation
 // at its bounds, and error-like values that are not Error instances.
 import { describe, expect, it } from 'vitest';
-import {
-  aborted,
-  allOf,
-  anyOf,
-  errorReason,
-  grpcCode,
-  httpStatus,
-  isTransient,
-  networkError,
-  not,
-  timedOut,
-} from '../../src/predicates.js';
+import { networkError, timedOut } from '../../src/classify/network.js';
+import { aborted, allOf, anyOf, errorReason, grpcCode, httpStatus, isTransient, not } from '../../src/classify/predicates.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 

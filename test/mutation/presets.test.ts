@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { checkStrategy, gcsIdempotency, gcsPreconditionMet } from '../../src/presets/gcs-operations.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam, iamReadModifyWrite } from '../../src/presets/iam.js';
-import { readOptions } from '../../src/options.js';
+import { readOptions } from '../../src/core/options.js';
 
 const messageOf = (call: () => unknown): string => {
   try {

@@ -2,8 +2,10 @@
 // test/options.test.ts, test/timer-queue.test.ts, the fuzz) leave open, found by mutation testing.
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, type RetryOptions, TimeoutError, retry } from '../../src/retry.js';
-import { httpStatus } from '../../src/predicates.js';
+import { type AttemptContext, type RetryOptions } from '../../src/types.js';
+import { RetryError, TimeoutError } from '../../src/errors.js';
+import { retry } from '../../src/core/retry.js';
+import { httpStatus } from '../../src/classify/predicates.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();

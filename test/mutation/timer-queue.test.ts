@@ -3,7 +3,7 @@
 // mutation testing; test/timer-queue.test.ts covers the queue itself.
 import FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { steadyNow } from '../../src/timer-queue.js';
+import { steadyNow } from '../../src/runtime/clock.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -1,13 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import fc from 'fast-check';
-import {
-  GCS_OPERATIONS,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
-  type GcsOperation,
-  type GcsPreconditions,
-} from '../../src/presets/gcs-operations.js';
+import { GCS_OPERATIONS, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet, type GcsOperation, type GcsPreconditions } from '../../src/presets/gcs-operations.js';
 
 /*
  * The expected classification, written out by hand from the seed's table (the German

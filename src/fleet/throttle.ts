@@ -3,10 +3,10 @@
  * a client that sees the server reject most of its requests starts rejecting some of them
  * itself, before they cost the server anything, in proportion to how badly things go.
  */
-import { describe } from './describe.js';
-import { isFiniteNumber } from './numbers.js';
-import type { AttemptThrottle } from './retry.js';
-import { now } from './timer-queue.js';
+import { describe, isFiniteNumber } from '../util/check.js';
+import { ThrottledError } from '../errors.js';
+import type { AttemptThrottle } from '../types.js';
+import { now } from '../runtime/clock.js';
 
 /**
  * Options of {@link createAdaptiveThrottle}.
@@ -44,34 +44,6 @@ export interface AdaptiveThrottle extends AttemptThrottle {
   readonly accepts: number;
   /** `max(0, (requests − k·accepts) / (requests + 1))` over the window, now. */
   rejectionProbability(): number;
-}
-
-/**
- * The error an attempt fails with when the adaptive throttle rejects it on the client. It is
- * not retried by the `retry()` call that got it.
- *
- * @example
- * try { await retry(call, { throttle }); }
- * catch (e) { if (e instanceof ThrottledError) serveFromCache(); }
- */
-export class ThrottledError extends Error {
-  override readonly name = 'ThrottledError';
-  /** The rejection probability the attempt drew against. */
-  readonly probability: number;
-  /** Requests counted in the window when it was rejected. */
-  readonly requests: number;
-  /** Accepts counted in the window when it was rejected. */
-  readonly accepts: number;
-
-  constructor(probability: number, requests: number, accepts: number) {
-    super(
-      `attempt rejected on the client by adaptive throttling (rejection probability ${probability.toFixed(3)}: ` +
-        `${accepts} of the last ${requests} requests accepted)`,
-    );
-    this.probability = probability;
-    this.requests = requests;
-    this.accepts = accepts;
-  }
 }
 
 /**

@@ -7,14 +7,16 @@
  * Like `retry()`, a call is its own timer-queue entry and abort watcher: the next hedge and the
  * deadline share one entry (whichever comes first is queued), on the same steady clock.
  */
-import { type AbortWatcher, unwatchAbort, watchAbort } from './abort-watch.js';
-import { hedgerCallStarted, hedgerDelay, hedgerTakeHedge } from './hedge-hedger.js';
+import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
+import { hedgerCallStarted, hedgerDelay, hedgerTakeHedge } from './hedger.js';
 import { type HedgeConfig, type HedgeOptions, readHedgeOptions } from './hedge-options.js';
-import { describe } from './describe.js';
-import { type AttemptContext, type RetryErrorReason, RetryError, TimeoutError } from './retry.js';
-import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
+import { describe } from '../util/check.js';
+import type { AttemptContext } from '../types.js';
+import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
+import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
+import { steadyNow } from '../runtime/clock.js';
 
-export { type Hedger, type HedgerOptions, createHedger } from './hedge-hedger.js';
+export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
 export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
 
 /**

@@ -3,7 +3,7 @@
  * failure proves that no byte of the request reached the server, because there never was a
  * connection to carry it.
  */
-import { MAX_CAUSE_DEPTH, isSystemCode, underlying } from './errors.js';
+import { MAX_CAUSE_DEPTH, isSystemCode, underlying } from './error-shape.js';
 
 /**
  * Codes that mean the connection was never established:

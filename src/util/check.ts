@@ -15,3 +15,12 @@ export function describe(value: unknown): string {
   }
   return String(value);
 }
+/** True for a finite number: not NaN, not ±Infinity, not a numeric string. */
+export function isFiniteNumber(value: unknown): value is number {
+  return Number.isFinite(value);
+}
+
+/** True for a number with no fractional part: not NaN, not ±Infinity, not a numeric string. */
+export function isInteger(value: unknown): value is number {
+  return Number.isInteger(value);
+}

@@ -2,10 +2,10 @@
  * Reads and validates `retry()` options into the complete configuration the loop runs on.
  * Every bad value is rejected here, before any attempt, with an error naming the option.
  */
-import { type BackoffPolicy, DEFAULT_BACKOFF, notAnOptionsObject, readBackoffPolicy } from './backoff.js';
-import { describe } from './describe.js';
-import { type RetryPredicate, isTransient } from './predicates.js';
-import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOptions } from './retry.js';
+import { isTransient } from '../classify/predicates.js';
+import type { AttemptContext, AttemptThrottle, BackoffPolicy, RetryBudget, RetryEvent, RetryOptions, RetryPredicate } from '../types.js';
+import { describe } from '../util/check.js';
+import { DEFAULT_BACKOFF, notAnOptionsObject, readBackoffPolicy } from './backoff.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).

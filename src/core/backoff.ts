@@ -1,52 +1,11 @@
-import { describe } from './describe.js';
-import { isFiniteNumber } from './numbers.js';
+import type { BackoffPolicy, Jitter } from '../types.js';
+import { describe, isFiniteNumber } from '../util/check.js';
 
 /**
  * The backoff policy: how long to wait before retry number n. Pure functions only; randomness
  * comes in as an `rng` argument so every schedule can be reproduced.
  */
 
-/**
- * How randomness spreads the delays of many clients apart.
- *
- * - `'none'`: exactly the capped exponential delay `c`.
- * - `'full'`: uniform in `[0, c]` (the AWS "full jitter"; the best at breaking up fleets).
- * - `'equal'`: uniform in `[c/2, c]`, never waits less than half.
- * - `{ additiveMs }`: Google's documented formula, `min(base + rng()·additiveMs, maxDelayMs)`:
- *   the random part is added first and the sum truncated, so at the cap every client waits
- *   exactly `maxDelayMs`, and a fleet that reached the cap together retries in lockstep
- *   (`npm run sim` measures it: bursts several times higher than with full jitter).
- * - `{ additiveMs, afterCap: true }`: the same formula with the jitter kept after the cap,
- *   `min(base, maxDelayMs − additiveMs) + rng()·additiveMs`: equal to Google's formula while
- *   `base ≤ maxDelayMs − additiveMs`, and uniform in `[maxDelayMs − additiveMs, maxDelayMs]` at
- *   the cap, so no two clients wait exactly the same. `additiveMs` must not exceed
- *   `maxDelayMs`. Prefer `'full'` unless you need never to wait less than `2^n`: 1 s of jitter
- *   at a 32 s cap breaks the lockstep but spreads a burst only slowly.
- *
- * @example
- * // Google's formula, without the lockstep at the cap: at most 32 s, at least 31 s there.
- * retry(call, { backoff: { maxDelayMs: 32_000, jitter: { additiveMs: 1000, afterCap: true } } });
- */
-export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number; readonly afterCap?: boolean };
-
-/**
- * The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped.
- *
- * @example
- * // 0.5 s, 1 s, 2 s, … up to 10 s, each delay anywhere between half and all of it
- * const policy: BackoffPolicy = { initialDelayMs: 500, multiplier: 2, maxDelayMs: 10_000, jitter: 'equal' };
- * await retry(call, { backoff: policy });
- */
-export interface BackoffPolicy {
-  /** Delay before the first retry (n = 0), before jitter, in milliseconds. */
-  initialDelayMs: number;
-  /** Growth factor per retry; at least 1. */
-  multiplier: number;
-  /** Cap on any single delay, in milliseconds (Google: typically 32 or 64 s). */
-  maxDelayMs: number;
-  /** How randomness is applied; see {@link Jitter}. */
-  jitter: Jitter;
-}
 
 /**
  * The default backoff of `retry()`: 1 s doubling up to 32 s, full jitter.

@@ -4,12 +4,11 @@
  *
  * @internal
  */
-import { describe } from './describe.js';
-import { type Hedger, hedgerState } from './hedge-hedger.js';
-import { isFiniteNumber } from './numbers.js';
-import { DEFAULT_DEADLINE_MS } from './options.js';
-import { type RetryPredicate, isTransient } from './predicates.js';
-import type { AttemptContext, RetryBudget } from './retry.js';
+import { describe, isFiniteNumber } from '../util/check.js';
+import { type Hedger, hedgerState } from './hedger.js';
+import { DEFAULT_DEADLINE_MS } from '../core/options.js';
+import { isTransient } from '../classify/predicates.js';
+import type { AttemptContext, RetryBudget, RetryPredicate } from '../types.js';
 
 /**
  * Passed to `onHedge` just before an extra attempt starts.

@@ -3,9 +3,8 @@
  * adaptive delay is read from, and the extra-load allowance hedges draw on (Finagle's backup
  * request filter works the same way: a latency percentile, under a maximum extra load).
  */
-import { describe } from './describe.js';
-import { createLatencyWindow, type LatencyWindow } from './hedge-window.js';
-import { isFiniteNumber } from './numbers.js';
+import { describe, isFiniteNumber } from '../util/check.js';
+import { createLatencyWindow, type LatencyWindow } from './latency-window.js';
 
 /**
  * Options of {@link createHedger}.

@@ -4,9 +4,8 @@
  * full no call retries. A fleet thus stops multiplying its load during an outage, yet keeps
  * retrying the occasional failure of a healthy server.
  */
-import { describe } from './describe.js';
-import { isFiniteNumber } from './numbers.js';
-import type { RetryBudget } from './retry.js';
+import { describe, isFiniteNumber } from '../util/check.js';
+import type { RetryBudget } from '../types.js';
 
 /**
  * Options of {@link createRetryBudget}; both follow gRPC's `retryThrottling` service config.
