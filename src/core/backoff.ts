@@ -1,5 +1,5 @@
 import type { BackoffPolicy, Jitter } from '../types.js';
-import { describe, isFiniteNumber } from '../util/check.js';
+import { describe, isFiniteNumber, mustError, notAnOptionsObject } from '../util/check.js';
 
 /**
  * The backoff policy: how long to wait before retry number n. Pure functions only; randomness
@@ -46,11 +46,11 @@ export function computeDelay(
   rng: () => number = Math.random,
 ): number {
   if (!Number.isSafeInteger(attempt) || attempt < 0) {
-    throw new RangeError(`computeDelay: attempt must be an integer >= 0, got ${describe(attempt)}`);
+    throw mustError('computeDelay: attempt', 'be an integer >= 0', attempt, true);
   }
   const checked = readBackoffPolicy(policy, 'policy');
   if (typeof rng !== 'function') {
-    throw new TypeError(`computeDelay: rng must be a function returning a number in [0, 1], got ${describe(rng)}`);
+    throw mustError('computeDelay: rng', 'be a function returning a number in [0, 1]', rng);
   }
   return delayFor(attempt, checked, rng);
 }
@@ -88,7 +88,7 @@ export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => numb
 function checkedRandom(rng: () => number): number {
   const r = rng();
   if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
-    throw new RangeError(`rng must return a number in [0, 1], got ${describe(r)}`);
+    throw mustError('rng', 'return a number in [0, 1]', r, true);
   }
   return r;
 }
@@ -99,18 +99,6 @@ function checkedRandom(rng: () => number): number {
  */
 export function assertBackoffPolicy(policy: unknown, field: string): asserts policy is BackoffPolicy {
   readBackoffPolicy(policy, field);
-}
-
-/**
- * `'an array'`, `'a Map'`… for a value that is an object but not a bag of named options,
- * undefined for one that is. Such values have no own option fields, so without this check
- * they would pass as "all defaults" and the caller's intent would be silently lost.
- */
-export function notAnOptionsObject(value: object): string | undefined {
-  if (Array.isArray(value)) return 'an array';
-  if (value instanceof Map) return 'a Map';
-  if (value instanceof Set) return 'a Set';
-  return undefined;
 }
 
 /** The value of `key` if `object` has it as its own property; an inherited one does not count. */
@@ -126,7 +114,7 @@ function own(object: object, key: string): unknown {
  */
 export function readBackoffPolicy(policy: unknown, field: string, defaults?: BackoffPolicy): BackoffPolicy {
   if (typeof policy !== 'object' || policy === null) {
-    throw new TypeError(`${field} must be an object, got ${describe(policy)}`);
+    throw mustError(field, 'be an object', policy);
   }
   const kind = notAnOptionsObject(policy);
   if (kind !== undefined) throw new TypeError(`${field} must be a plain object, got ${kind}`);
@@ -144,15 +132,13 @@ export function readBackoffPolicy(policy: unknown, field: string, defaults?: Bac
   const maxDelayMs = pick('maxDelayMs');
   const jitter = pick('jitter');
   if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0) {
-    throw new RangeError(`${field}.initialDelayMs must be a finite number >= 0, got ${describe(initialDelayMs)}`);
+    throw mustError(`${field}.initialDelayMs`, 'be a finite number >= 0', initialDelayMs, true);
   }
   if (!isFiniteNumber(multiplier) || multiplier < 1) {
-    throw new RangeError(`${field}.multiplier must be a finite number >= 1, got ${describe(multiplier)}`);
+    throw mustError(`${field}.multiplier`, 'be a finite number >= 1', multiplier, true);
   }
   if (!isFiniteNumber(maxDelayMs) || maxDelayMs < initialDelayMs) {
-    throw new RangeError(
-      `${field}.maxDelayMs must be a finite number >= initialDelayMs (${describe(initialDelayMs)}), got ${describe(maxDelayMs)}`,
-    );
+    throw mustError(`${field}.maxDelayMs`, `be a finite number >= initialDelayMs (${describe(initialDelayMs)})`, maxDelayMs, true);
   }
   return { initialDelayMs, multiplier, maxDelayMs, jitter: readJitter(jitter, field, maxDelayMs) };
 }
@@ -170,23 +156,19 @@ function readJitter(jitter: unknown, field: string, maxDelayMs: number): Jitter 
     const additiveMs = own(jitter, 'additiveMs');
     const afterCap = own(jitter, 'afterCap');
     if (!isFiniteNumber(additiveMs) || additiveMs < 0) {
-      throw new RangeError(`${field}.jitter.additiveMs must be a finite number >= 0, got ${describe(additiveMs)}`);
+      throw mustError(`${field}.jitter.additiveMs`, 'be a finite number >= 0', additiveMs, true);
     }
     // afterCap is always set, so that reading it never reaches a prototype.
     if (afterCap === undefined || afterCap === false) return { additiveMs, afterCap: false };
     if (afterCap !== true) {
-      throw new TypeError(`${field}.jitter.afterCap must be a boolean, got ${describe(afterCap)}`);
+      throw mustError(`${field}.jitter.afterCap`, 'be a boolean', afterCap);
     }
     if (additiveMs > maxDelayMs) {
-      throw new RangeError(
-        `${field}.jitter.additiveMs must be <= maxDelayMs (${describe(maxDelayMs)}) with afterCap, got ${describe(additiveMs)}`,
-      );
+      throw mustError(`${field}.jitter.additiveMs`, `be <= maxDelayMs (${describe(maxDelayMs)}) with afterCap`, additiveMs, true);
     }
     return { additiveMs, afterCap };
   }
-  throw new TypeError(
-    `${field}.jitter must be 'none', 'full', 'equal' or { additiveMs: number }, got ${describe(jitter)}`,
-  );
+  throw mustError(`${field}.jitter`, "be 'none', 'full', 'equal' or { additiveMs: number }", jitter);
 }
 
 const BACKOFF_KEYS = new Set(['initialDelayMs', 'multiplier', 'maxDelayMs', 'jitter']);

@@ -4,8 +4,8 @@
  */
 import { isTransient } from '../classify/predicates.js';
 import type { AttemptContext, AttemptThrottle, BackoffPolicy, RetryBudget, RetryEvent, RetryOptions, RetryPredicate } from '../types.js';
-import { describe } from '../util/check.js';
-import { DEFAULT_BACKOFF, notAnOptionsObject, readBackoffPolicy } from './backoff.js';
+import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
@@ -53,108 +53,46 @@ export function readOptions(options: RetryOptions | undefined): RetryConfig {
   return config;
 }
 
-// A lookup object rather than a Set: `key in KNOWN` needs no allocation per call.
-const KNOWN = {
-  __proto__: null,
-  backoff: 1,
-  maxAttempts: 1,
-  deadlineMs: 1,
-  attemptTimeoutMs: 1,
-  retryable: 1,
-  idempotent: 1,
-  signal: 1,
-  onRetry: 1,
-  budget: 1,
-  throttle: 1,
-  rng: 1,
-} as unknown as Record<string, 1>;
-
-/** `retry: options<field> must <expected>, got <value>`, the shape of every option error. */
-function invalid(Kind: typeof TypeError, field: string, expected: string, value: unknown): Error {
-  return new Kind(`retry: options${field} must ${expected}, got ${describe(value)}`);
+/** Has what retry() uses of a signal: its state, and a listener it can add and remove again. */
+function isAbortSignal(value: unknown): boolean {
+  return hasMethods(value, SIGNAL_METHODS) && typeof (value as AbortSignal).aborted === 'boolean';
 }
+const SIGNAL_METHODS = ['addEventListener', 'removeEventListener'];
+
+const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null;
+
+/** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
+const RULES: FieldRules = {
+  backoff: { ok: isObject, rule: 'be an object' },
+  maxAttempts: { ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1), rule: 'be an integer >= 1 or Infinity', range: true },
+  deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
+  attemptTimeoutMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0', range: true },
+  retryable: FUNCTION,
+  idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
+  signal: { ok: isAbortSignal, rule: 'be an AbortSignal (aborted, addEventListener, removeEventListener)' },
+  onRetry: FUNCTION,
+  budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
+  throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
+  rng: FUNCTION,
+};
 
 function validate(options: RetryOptions): RetryConfig {
-  if (typeof options !== 'object' || options === null) throw invalid(TypeError, '', 'be an object', options);
-  const kind = notAnOptionsObject(options);
-  if (kind !== undefined) throw new TypeError(`retry: options must be a plain object, got ${kind}`);
-  // Only own properties are options: a field inherited from a prototype (Object.prototype
-  // polluted with `idempotent: true`, say) must not turn a POST into one sent three times.
-  // for…in visits inherited keys too, so each key is checked; every value is read once.
-  let backoffOption: unknown;
-  let maxAttempts: unknown;
-  let deadlineMs: unknown;
-  let attemptTimeoutMs: unknown;
-  let retryable: unknown;
-  let idempotent: unknown;
-  let signal: unknown;
-  let onRetry: unknown;
-  let budget: unknown;
-  let throttle: unknown;
-  let rng: unknown;
-  for (const key in options) {
-    if (!Object.hasOwn(options, key)) continue;
-    const value: unknown = options[key as keyof RetryOptions];
-    switch (key) {
-      case 'backoff': backoffOption = value; break;
-      case 'maxAttempts': maxAttempts = value; break;
-      case 'deadlineMs': deadlineMs = value; break;
-      case 'attemptTimeoutMs': attemptTimeoutMs = value; break;
-      case 'retryable': retryable = value; break;
-      case 'idempotent': idempotent = value; break;
-      case 'signal': signal = value; break;
-      case 'onRetry': onRetry = value; break;
-      case 'budget': budget = value; break;
-      case 'throttle': throttle = value; break;
-      case 'rng': rng = value; break;
-      default:
-        throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${Object.keys(KNOWN).join(', ')})`);
-    }
-  }
-
-  let backoff = DEFAULT_BACKOFF;
-  if (backoffOption !== undefined) {
-    if (typeof backoffOption !== 'object' || backoffOption === null) {
-      throw invalid(TypeError, '.backoff', 'be an object', backoffOption);
-    }
-    backoff = readBackoffPolicy(backoffOption, 'retry: options.backoff', DEFAULT_BACKOFF);
-  }
-  if (maxAttempts !== undefined && !(maxAttempts === Infinity || (Number.isSafeInteger(maxAttempts) && (maxAttempts as number) >= 1))) {
-    throw invalid(RangeError, '.maxAttempts', 'be an integer >= 1 or Infinity', maxAttempts);
-  }
-  if (deadlineMs !== undefined && !(typeof deadlineMs === 'number' && deadlineMs > 0)) {
-    throw invalid(RangeError, '.deadlineMs', 'be a number > 0 (Infinity for none)', deadlineMs);
-  }
-  if (attemptTimeoutMs !== undefined && !(typeof attemptTimeoutMs === 'number' && attemptTimeoutMs > 0)) {
-    throw invalid(RangeError, '.attemptTimeoutMs', 'be a number > 0', attemptTimeoutMs);
-  }
+  const o = checkOptions('retry', options, RULES) as RetryOptions;
   const config = makeConfig(
-    backoff,
-    (maxAttempts as number | undefined) ?? Infinity,
-    (deadlineMs as number | undefined) ?? DEFAULT_DEADLINE_MS,
-    (attemptTimeoutMs as number | undefined) ?? Infinity,
-    optionalFunction('retryable', retryable as RetryPredicate | undefined) ?? isTransient,
-    (idempotent as RetryConfig['idempotent'] | undefined) ?? true,
-    signal as AbortSignal | undefined,
-    optionalFunction('onRetry', onRetry as RetryConfig['onRetry'] | undefined) ?? ignoreEvent,
-    budget as RetryBudget | undefined,
-    throttle as AttemptThrottle | undefined,
-    optionalFunction('rng', rng as (() => number) | undefined) ?? Math.random,
+    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, 'retry: options.backoff', DEFAULT_BACKOFF),
+    o.maxAttempts ?? Infinity,
+    o.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    o.attemptTimeoutMs ?? Infinity,
+    o.retryable ?? isTransient,
+    o.idempotent ?? true,
+    o.signal,
+    o.onRetry ?? ignoreEvent,
+    o.budget,
+    o.throttle,
+    o.rng ?? Math.random,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
-  }
-  if (typeof config.idempotent !== 'boolean' && typeof config.idempotent !== 'function') {
-    throw invalid(TypeError, '.idempotent', 'be a boolean or a function', idempotent);
-  }
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    throw invalid(TypeError, '.signal', 'be an AbortSignal (aborted, addEventListener, removeEventListener)', signal);
-  }
-  if (budget !== undefined && !hasMethods(budget, ['record', 'canRetry'])) {
-    throw invalid(TypeError, '.budget', 'come from createRetryBudget() (record, canRetry)', budget);
-  }
-  if (throttle !== undefined && !hasMethods(throttle, ['admit', 'record', 'error'])) {
-    throw invalid(TypeError, '.throttle', 'come from createAdaptiveThrottle() (admit, record, error)', throttle);
   }
   return config;
 }
@@ -194,27 +132,3 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */
 function ignoreEvent(): void {}
-
-function optionalFunction<F>(name: string, value: F | undefined): F | undefined {
-  if (value !== undefined && typeof value !== 'function') throw invalid(TypeError, `.${name}`, 'be a function', value);
-  return value;
-}
-
-/** Has what retry() uses of a signal: its state, and a listener it can add and remove again. */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function' &&
-    typeof (value as AbortSignal).removeEventListener === 'function'
-  );
-}
-
-function hasMethods(value: unknown, names: string[]): boolean {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
-  );
-}

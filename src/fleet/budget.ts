@@ -4,7 +4,7 @@
  * full no call retries. A fleet thus stops multiplying its load during an outage, yet keeps
  * retrying the occasional failure of a healthy server.
  */
-import { describe, isFiniteNumber } from '../util/check.js';
+import { type FieldRules, checkOptions, isFiniteNumber } from '../util/check.js';
 import type { RetryBudget } from '../types.js';
 
 /**
@@ -88,26 +88,17 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryTokenB
   };
 }
 
+/** The options of createRetryBudget(); thousandths are the unit, so 0.001 is the smallest bucket and refund. */
+const RULES: FieldRules = {
+  maxTokens: {
+    ok: (v) => typeof v === 'number' && v >= 0.001 && v <= MAX_MAX_TOKENS,
+    rule: `be a number > 0 and <= ${MAX_MAX_TOKENS} (at least 0.001)`,
+    range: true,
+  },
+  tokenRatio: { ok: (v) => isFiniteNumber(v) && v >= 0.001, rule: 'be a finite number > 0 (at least 0.001; three decimals are kept)', range: true },
+};
+
 function readBudgetOptions(options: unknown): Required<RetryBudgetOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`createRetryBudget: options must be an object, got ${describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (key !== 'maxTokens' && key !== 'tokenRatio') {
-      throw new TypeError(`createRetryBudget: unknown option ${JSON.stringify(key)} (known: maxTokens, tokenRatio)`);
-    }
-  }
-  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = options as RetryBudgetOptions;
-  // Thousandths are the unit, so the smallest bucket and the smallest refund are 0.001.
-  if (typeof maxTokens !== 'number' || !(maxTokens >= 0.001 && maxTokens <= MAX_MAX_TOKENS)) {
-    throw new RangeError(
-      `createRetryBudget: options.maxTokens must be a number > 0 and <= ${MAX_MAX_TOKENS} (at least 0.001), got ${describe(maxTokens)}`,
-    );
-  }
-  if (!isFiniteNumber(tokenRatio) || tokenRatio < 0.001) {
-    throw new RangeError(
-      `createRetryBudget: options.tokenRatio must be a finite number > 0 (at least 0.001; three decimals are kept), got ${describe(tokenRatio)}`,
-    );
-  }
+  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = checkOptions('createRetryBudget', options, RULES) as RetryBudgetOptions;
   return { maxTokens, tokenRatio };
 }

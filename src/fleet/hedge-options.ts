@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { describe, isFiniteNumber } from '../util/check.js';
+import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFiniteNumber, isFunction } from '../util/check.js';
 import { type Hedger, hedgerState } from './hedger.js';
 import { DEFAULT_DEADLINE_MS } from '../core/options.js';
 import { isTransient } from '../classify/predicates.js';
@@ -71,61 +71,30 @@ export interface HedgeConfig {
   readonly budget: RetryBudget | undefined;
 }
 
-const KNOWN = ['delayMs', 'hedger', 'maxAttempts', 'deadlineMs', 'retryable', 'idempotent', 'signal', 'onHedge', 'budget'];
-
-function invalid(Kind: typeof TypeError, field: string, rule: string, value: unknown): Error {
-  return new Kind(`hedge: options.${field} must ${rule}, got ${describe(value)}`);
-}
-
-function isFn(value: unknown): value is (...args: never[]) => unknown {
-  return typeof value === 'function';
-}
-
-function hasMethods(value: unknown, names: string[]): boolean {
-  return typeof value === 'object' && value !== null && names.every((n) => isFn((value as Record<string, unknown>)[n]));
-}
+const RULES: FieldRules = {
+  delayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
+  hedger: { ok: (v) => hedgerState(v) !== undefined, rule: 'come from createHedger()' },
+  maxAttempts: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 1, rule: 'be an integer >= 1', range: true },
+  deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
+  retryable: FUNCTION,
+  idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
+  signal: { ok: (v) => hasMethods(v, ['addEventListener', 'removeEventListener']), rule: 'be an AbortSignal' },
+  onHedge: FUNCTION,
+  budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
+};
 
 /** Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad option. */
 export function readHedgeOptions(options: unknown): HedgeConfig {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`hedge: options must be an object, got ${describe(options)}`);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new TypeError(`hedge: unknown option ${JSON.stringify(key)} (known: ${KNOWN.join(', ')})`);
-  }
-  // Own properties only: an option inherited from a prototype is not an option.
-  const o = options as Record<string, unknown>;
-  const own = (key: string): unknown => (Object.hasOwn(o, key) ? o[key] : undefined);
-  const delayMs = own('delayMs');
-  const hedger = own('hedger');
-  const maxAttempts = own('maxAttempts') ?? 2;
-  const deadlineMs = own('deadlineMs') ?? DEFAULT_DEADLINE_MS;
-  const retryable = own('retryable') ?? isTransient;
-  const idempotent = own('idempotent') ?? true;
-  const signal = own('signal');
-  const onHedge = own('onHedge');
-  const budget = own('budget');
-  if (delayMs !== undefined && !(isFiniteNumber(delayMs) && delayMs >= 0)) {
-    throw invalid(RangeError, 'delayMs', 'be a finite number >= 0', delayMs);
-  }
-  const state = hedgerState(hedger);
-  if (hedger !== undefined && state === undefined) throw invalid(TypeError, 'hedger', 'come from createHedger()', hedger);
+  const o = checkOptions('hedge', options, RULES) as HedgeOptions;
+  const { delayMs, hedger, signal, onHedge, budget } = o;
   if (delayMs === undefined && hedger === undefined) {
     throw new TypeError('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
   }
-  if (!(Number.isSafeInteger(maxAttempts) && (maxAttempts as number) >= 1)) {
-    throw invalid(RangeError, 'maxAttempts', 'be an integer >= 1', maxAttempts);
-  }
-  if (!(typeof deadlineMs === 'number' && deadlineMs > 0)) {
-    throw invalid(RangeError, 'deadlineMs', 'be a number > 0 (Infinity for none)', deadlineMs);
-  }
-  if (!isFn(retryable)) throw invalid(TypeError, 'retryable', 'be a function', retryable);
-  if (typeof idempotent !== 'boolean' && !isFn(idempotent)) throw invalid(TypeError, 'idempotent', 'be a boolean or a function', idempotent);
-  if (signal !== undefined && !hasMethods(signal, ['addEventListener', 'removeEventListener'])) {
-    throw invalid(TypeError, 'signal', 'be an AbortSignal', signal);
-  }
-  if (onHedge !== undefined && !isFn(onHedge)) throw invalid(TypeError, 'onHedge', 'be a function', onHedge);
-  if (budget !== undefined && !hasMethods(budget, ['record', 'canRetry'])) {
-    throw invalid(TypeError, 'budget', 'come from createRetryBudget() (record, canRetry)', budget);
-  }
+  const maxAttempts = o.maxAttempts ?? 2;
+  const deadlineMs = o.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const retryable = o.retryable ?? isTransient;
+  const idempotent = o.idempotent ?? true;
+  const state = hedgerState(hedger);
   return {
     delayMs: delayMs as number | undefined,
     hedger: state,

@@ -3,7 +3,7 @@
  * adaptive delay is read from, and the extra-load allowance hedges draw on (Finagle's backup
  * request filter works the same way: a latency percentile, under a maximum extra load).
  */
-import { describe, isFiniteNumber } from '../util/check.js';
+import { type FieldRules, checkOptions, isFiniteNumber, isInteger, mustError } from '../util/check.js';
 import { createLatencyWindow, type LatencyWindow } from './latency-window.js';
 
 /**
@@ -131,36 +131,18 @@ export function hedgerTakeHedge(state: HedgerState): boolean {
   return true;
 }
 
-const KNOWN = ['percentile', 'windowSize', 'minDelayMs', 'maxDelayMs', 'maxExtraLoad'];
-
-function invalid(field: string, rule: string, value: unknown): RangeError {
-  return new RangeError(`createHedger: options.${field} must be ${rule}, got ${describe(value)}`);
-}
+const RULES: FieldRules = {
+  percentile: { ok: (v) => isFiniteNumber(v) && v > 0 && v <= 1, rule: 'be a number in (0, 1]', range: true },
+  windowSize: { ok: (v) => isInteger(v) && v >= 1 && v <= 10_000, rule: 'be an integer in [1, 10000]', range: true },
+  minDelayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
+  maxDelayMs: { ok: isFiniteNumber, rule: 'be a finite number >= minDelayMs', range: true },
+  maxExtraLoad: { ok: (v) => isFiniteNumber(v) && v >= 0 && v <= 1, rule: 'be a number in [0, 1]', range: true },
+};
 
 function readHedgerOptions(options: unknown): Required<HedgerOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`createHedger: options must be an object, got ${describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.includes(key)) throw new TypeError(`createHedger: unknown option ${JSON.stringify(key)} (known: ${KNOWN.join(', ')})`);
-  }
-  const o = options as HedgerOptions;
-  const own = (key: keyof HedgerOptions) => (Object.hasOwn(o, key) ? o[key] : undefined);
-  const percentile = own('percentile') ?? 0.95;
-  const windowSize = own('windowSize') ?? 100;
-  const minDelayMs = own('minDelayMs') ?? 1;
-  const maxDelayMs = own('maxDelayMs') ?? Math.max(1000, minDelayMs);
-  const maxExtraLoad = own('maxExtraLoad') ?? 0.05;
-  if (!isFiniteNumber(percentile) || !(percentile > 0 && percentile <= 1)) throw invalid('percentile', 'a number in (0, 1]', percentile);
-  if (!(Number.isInteger(windowSize) && windowSize >= 1 && windowSize <= 10_000)) {
-    throw invalid('windowSize', 'an integer in [1, 10000]', windowSize);
-  }
-  if (!isFiniteNumber(minDelayMs) || minDelayMs < 0) throw invalid('minDelayMs', 'a finite number >= 0', minDelayMs);
-  if (!isFiniteNumber(maxDelayMs) || maxDelayMs < minDelayMs) {
-    throw invalid('maxDelayMs', `a finite number >= minDelayMs (${minDelayMs})`, maxDelayMs);
-  }
-  if (!isFiniteNumber(maxExtraLoad) || maxExtraLoad < 0 || maxExtraLoad > 1) {
-    throw invalid('maxExtraLoad', 'a number in [0, 1]', maxExtraLoad);
-  }
+  const o = checkOptions('createHedger', options, RULES) as HedgerOptions;
+  const { percentile = 0.95, windowSize = 100, minDelayMs = 1, maxExtraLoad = 0.05 } = o;
+  const maxDelayMs = o.maxDelayMs ?? Math.max(1000, minDelayMs);
+  if (maxDelayMs < minDelayMs) throw mustError('createHedger: options.maxDelayMs', `be a finite number >= minDelayMs (${minDelayMs})`, maxDelayMs, true);
   return { percentile, windowSize, minDelayMs, maxDelayMs, maxExtraLoad };
 }

@@ -3,7 +3,7 @@
  * a client that sees the server reject most of its requests starts rejecting some of them
  * itself, before they cost the server anything, in proportion to how badly things go.
  */
-import { describe, isFiniteNumber } from '../util/check.js';
+import { FUNCTION, type FieldRules, checkOptions, isFiniteNumber, mustError } from '../util/check.js';
 import { ThrottledError } from '../errors.js';
 import type { AttemptThrottle } from '../types.js';
 import { now } from '../runtime/clock.js';
@@ -170,33 +170,20 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
 function checkedRandom(rng: () => number): number {
   const r = rng();
   if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
-    throw new RangeError(`createAdaptiveThrottle: rng must return a number in [0, 1], got ${describe(r)}`);
+    throw mustError('createAdaptiveThrottle: rng', 'return a number in [0, 1]', r, true);
   }
   return r;
 }
 
-const KNOWN = new Set(['k', 'windowMs', 'rng']);
-
-function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions> {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`createAdaptiveThrottle: options must be an object, got ${describe(options)}`);
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) {
-      throw new TypeError(`createAdaptiveThrottle: unknown option ${JSON.stringify(key)} (known: k, windowMs, rng)`);
-    }
-  }
-  const { k = 2, windowMs = 120_000, rng = Math.random } = options as AdaptiveThrottleOptions;
+const RULES: FieldRules = {
   // k < 1 would throttle a perfectly healthy server (requests − k·requests > 0), and the
   // rejected requests then keep the rejection going: it could never recover.
-  if (!isFiniteNumber(k) || k < 1) {
-    throw new RangeError(`createAdaptiveThrottle: options.k must be a finite number >= 1, got ${describe(k)}`);
-  }
-  if (!isFiniteNumber(windowMs) || windowMs <= 0) {
-    throw new RangeError(`createAdaptiveThrottle: options.windowMs must be a finite number > 0, got ${describe(windowMs)}`);
-  }
-  if (typeof rng !== 'function') {
-    throw new TypeError(`createAdaptiveThrottle: options.rng must be a function, got ${describe(rng)}`);
-  }
+  k: { ok: (v) => isFiniteNumber(v) && v >= 1, rule: 'be a finite number >= 1', range: true },
+  windowMs: { ok: (v) => isFiniteNumber(v) && v > 0, rule: 'be a finite number > 0', range: true },
+  rng: FUNCTION,
+};
+
+function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions> {
+  const { k = 2, windowMs = 120_000, rng = Math.random } = checkOptions('createAdaptiveThrottle', options, RULES) as AdaptiveThrottleOptions;
   return { k, windowMs, rng };
 }

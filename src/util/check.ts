@@ -1,4 +1,9 @@
-// Error messages name the field and the value it got; this renders the value.
+/**
+ * Option checking in one place. Every bad option, in every module, is reported the same way:
+ * `<where>: options.<field> must <rule>, got <value>`, naming the field and showing the value
+ * it got. A module describes its fields as a table of rules (`FieldRules`); `checkOptions`
+ * walks the caller's own properties against it, refusing unknown keys and inherited ones.
+ */
 
 /** Renders a bad value for an error message: strings quoted, objects as JSON where possible. */
 export function describe(value: unknown): string {
@@ -15,6 +20,7 @@ export function describe(value: unknown): string {
   }
   return String(value);
 }
+
 /** True for a finite number: not NaN, not ±Infinity, not a numeric string. */
 export function isFiniteNumber(value: unknown): value is number {
   return Number.isFinite(value);
@@ -24,3 +30,80 @@ export function isFiniteNumber(value: unknown): value is number {
 export function isInteger(value: unknown): value is number {
   return Number.isInteger(value);
 }
+
+/** True for a function. */
+export function isFunction(value: unknown): value is (...args: never[]) => unknown {
+  return typeof value === 'function';
+}
+
+/** True for an object that has a function under each of `names` (a budget, a throttle, a signal…). */
+export function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null && names.every((name) => isFunction((value as Record<string, unknown>)[name]));
+}
+
+/**
+ * The error for a bad value: `<subject> must <rule>, got <value>`. A `TypeError` when the value
+ * is of the wrong kind, a `RangeError` (`range: true`) when it is a number out of range.
+ */
+export function mustError(subject: string, rule: string, value: unknown, range = false): Error {
+  const message = `${subject} must ${rule}, got ${describe(value)}`;
+  return range ? new RangeError(message) : new TypeError(message);
+}
+
+/** One field's rule: the test a value must pass, the words after "must", and the error kind. */
+export interface FieldRule {
+  readonly ok: (value: unknown) => boolean;
+  /** e.g. `'be a finite number >= 0'`, `'come from createRetryBudget()'`. */
+  readonly rule: string;
+  /** A number out of range (RangeError) rather than a value of the wrong kind (TypeError). */
+  readonly range?: boolean;
+}
+
+/** A module's option table: every field it accepts, with its rule. */
+export type FieldRules = Readonly<Record<string, FieldRule>>;
+
+/**
+ * `'an array'`, `'a Map'`… for a value that is an object but not a bag of named options,
+ * undefined for one that is. Such values have no own option fields, so without this check
+ * they would pass as "all defaults" and the caller's intent would be silently lost.
+ */
+export function notAnOptionsObject(value: object): string | undefined {
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Map) return 'a Map';
+  if (value instanceof Set) return 'a Set';
+  return undefined;
+}
+
+/**
+ * Checks `options` against `rules` and returns its own, defined values by field. Throws, naming
+ * `where`, for a value that is not a plain object, an unknown key, or a field that breaks its
+ * rule. Inherited properties are not options (a polluted `Object.prototype` sets nothing).
+ *
+ * @example
+ * const values = checkOptions('createThing', options, { size: { ok: isFiniteNumber, rule: 'be a finite number', range: true } });
+ */
+export function checkOptions(where: string, options: unknown, rules: FieldRules): Record<string, unknown> {
+  if (typeof options !== 'object' || options === null) throw mustError(`${where}: options`, 'be an object', options);
+  const kind = notAnOptionsObject(options);
+  if (kind !== undefined) throw new TypeError(`${where}: options must be a plain object, got ${kind}`);
+  // No prototype: a field the caller did not give reads as undefined, whatever Object.prototype holds.
+  const values: Record<string, unknown> = Object.create(null);
+  for (const key in options) {
+    if (!Object.hasOwn(options, key)) continue;
+    const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
+    if (rule === undefined) throw unknownOption(where, key, rules);
+    const value: unknown = (options as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (!rule.ok(value)) throw mustError(`${where}: options.${key}`, rule.rule, value, rule.range);
+    values[key] = value;
+  }
+  return values;
+}
+
+/** `<where>: unknown option "<key>" (known: a, b, c)`. */
+export function unknownOption(where: string, key: string, rules: FieldRules): TypeError {
+  return new TypeError(`${where}: unknown option ${JSON.stringify(key)} (known: ${Object.keys(rules).join(', ')})`);
+}
+
+/** Rules many modules share. */
+export const FUNCTION: FieldRule = { ok: isFunction, rule: 'be a function' };
