@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { seededRandom } from '../bench/sim/random.js';
-import { RetryError } from '../src/errors.js';
-import { retry } from '../src/core/retry.js';
-import { ThrottledError } from '../src/errors.js';
-import { createAdaptiveThrottle } from '../src/fleet/throttle.js';
-import { queueState } from '../src/runtime/timer-queue.js';
-import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+import { seededRandom } from '../../bench/sim/random.js';
+import { RetryError } from '../../src/errors.js';
+import { retry } from '../../src/core/retry.js';
+import { ThrottledError } from '../../src/errors.js';
+import { createAdaptiveThrottle } from '../../src/fleet/throttle.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
+import { type InstalledClock, httpError, installClock, track } from '../helpers/clock.js';
 
 let clock: InstalledClock;
 beforeEach(() => {

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, retry } from '../src/index.js';
-import { httpError, track, useVirtualClock } from './helpers/clock.js';
+import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, retry } from '../../src/index.js';
+import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
 const clock = useVirtualClock();

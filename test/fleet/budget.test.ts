@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRetryBudget } from '../src/fleet/budget.js';
-import { RetryError } from '../src/errors.js';
-import { retry } from '../src/core/retry.js';
-import { httpError, track, useVirtualClock } from './helpers/clock.js';
+import { createRetryBudget } from '../../src/fleet/budget.js';
+import { RetryError } from '../../src/errors.js';
+import { retry } from '../../src/core/retry.js';
+import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 describe('createRetryBudget: gRFC A6 token bucket', () => {
   it('starts full with the gRPC defaults (10 tokens, 0.1 per success)', () => {

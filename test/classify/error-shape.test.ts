@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ThrottledError, createAdaptiveThrottle, errorReasonsOf, grpcCodeOf, httpStatusOf, isTransient, parseRetryAfter, retryAfterMsOf, statusStringOf, systemCodeOf } from '../src/index.js';
+import { ThrottledError, createAdaptiveThrottle, errorReasonsOf, grpcCodeOf, httpStatusOf, isTransient, parseRetryAfter, retryAfterMsOf, statusStringOf, systemCodeOf } from '../../src/index.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 

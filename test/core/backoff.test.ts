@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BackoffPolicy, DEFAULT_BACKOFF, type Jitter, computeDelay } from '../src/index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, type Jitter, computeDelay } from '../../src/index.js';
 
 const jitterArb: fc.Arbitrary<Jitter> = fc.oneof(
   fc.constantFrom<Jitter>('none', 'full', 'equal'),
@@ -213,7 +213,7 @@ describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterC
   });
 
   it('is accepted and used by retry() options validation', async () => {
-    const { retry } = await import('../src/index.js');
+    const { retry } = await import('../../src/index.js');
     await expect(retry(async () => 'ok', { backoff: { jitter: { additiveMs: 1000, afterCap: true } } })).resolves.toBe('ok');
     expect(() => retry(async () => 'ok', { backoff: { jitter: { additiveMs: 50_000, afterCap: true } } })).toThrow(
       /options\.backoff\.jitter\.additiveMs must be <= maxDelayMs \(32000\) with afterCap, got 50000/,
@@ -225,7 +225,7 @@ describe('regressions of issue 12: a backoff is read as written', () => {
   const seeds: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
 
   it('defect 10: a misspelled jitter field is refused by computeDelay, retry() and the presets', async () => {
-    const { retry, iam } = await import('../src/index.js');
+    const { retry, iam } = await import('../../src/index.js');
     const misspelled = { additiveMs: 1000, afterCapp: true } as unknown as Jitter;
     expect(() => computeDelay(0, { ...seeds, jitter: misspelled })).toThrow(
       new TypeError('policy.jitter.afterCapp is not a jitter option (expected additiveMs, afterCap)'),

@@ -3,10 +3,10 @@
 // the adoption microtask that decides whether a first attempt needs a deadline at all.
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, retry } from '../src/index.js';
-import { createRetryBudget } from '../src/fleet/budget.js';
-import { MAX_TIMER_DELAY, queueState } from '../src/runtime/timer-queue.js';
-import { type InstalledClock, httpError, installClock, track } from './helpers/clock.js';
+import { type AttemptContext, RetryError, retry } from '../../src/index.js';
+import { createRetryBudget } from '../../src/fleet/budget.js';
+import { MAX_TIMER_DELAY, queueState } from '../../src/runtime/timer-queue.js';
+import { type InstalledClock, httpError, installClock, track } from '../helpers/clock.js';
 
 let clock: InstalledClock | undefined;
 afterEach(() => {

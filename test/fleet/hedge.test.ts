@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { createLatencyWindow, nearestRank } from '../src/fleet/latency-window.js';
-import { type AttemptContext, type HedgeEvent, RetryError, TimeoutError, createHedger, createRetryBudget, hedge } from '../src/index.js';
-import { httpError, track, useVirtualClock } from './helpers/clock.js';
+import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
+import { type AttemptContext, type HedgeEvent, RetryError, TimeoutError, createHedger, createRetryBudget, hedge } from '../../src/index.js';
+import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
 const clock = useVirtualClock();

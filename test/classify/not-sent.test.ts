@@ -6,10 +6,10 @@ import { connect, type Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NOT_SENT_CODES, notSent } from '../src/classify/not-sent.js';
-import { RetryError } from '../src/errors.js';
-import { retry } from '../src/core/retry.js';
-import { type FaultServer, startFaultServer } from './faults/server.js';
+import { NOT_SENT_CODES, notSent } from '../../src/classify/not-sent.js';
+import { RetryError } from '../../src/errors.js';
+import { retry } from '../../src/core/retry.js';
+import { type FaultServer, startFaultServer } from '../faults/server.js';
 
 const servers: FaultServer[] = [];
 afterEach(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GrpcStatus, TimeoutError, aborted, allOf, anyOf, errorReason, grpcCode, grpcCodeOf, httpStatus, isTransient, networkError, gcs, iam, not, retry, RetryError, timedOut } from '../src/index.js';
+import { GrpcStatus, TimeoutError, aborted, allOf, anyOf, errorReason, grpcCode, grpcCodeOf, httpStatus, isTransient, networkError, gcs, iam, not, retry, RetryError, timedOut } from '../../src/index.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 
