@@ -93,14 +93,6 @@ function checkedRandom(rng: () => number): number {
   return r;
 }
 
-/**
- * Throws a `TypeError`/`RangeError` naming `field.property` unless `policy` is a complete,
- * valid {@link BackoffPolicy}.
- */
-export function assertBackoffPolicy(policy: unknown, field: string): asserts policy is BackoffPolicy {
-  readBackoffPolicy(policy, field);
-}
-
 /** The value of `key` if `object` has it as its own property; an inherited one does not count. */
 function own(object: object, key: string): unknown {
   return Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;

@@ -2,7 +2,7 @@
 // the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Decision, type FailedAttempt, MIN_SLEEP_MS, decide } from '../../src/core/decide.js';
+import { decide, type Decision, type FailedAttempt, MIN_SLEEP_MS } from '../../src/core/decide.js';
 import { readOptions } from '../../src/core/options.js';
 import { createRetryBudget, RetryError, type RetryOptions } from '../../src/index.js';
 

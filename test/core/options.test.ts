@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type RetryOptions, retry } from '../../src/index.js';
+import { retry, type RetryOptions } from '../../src/index.js';
 
 const call = (options: unknown) => () => retry(async () => 1, options as RetryOptions);
 

@@ -1,8 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRetryBudget } from '../../src/fleet/budget.js';
-import { RetryError } from '../../src/errors.js';
-import { retry } from '../../src/core/retry.js';
+import { createAdaptiveThrottle, createRetryBudget, retry, RetryError } from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 describe('createRetryBudget: gRFC A6 token bucket', () => {
@@ -254,5 +252,11 @@ describe('createRetryBudget with retry() in virtual time', () => {
       ).rejects.toBe(forbidden);
     }
     expect(budget.tokens).toBe(10);
+  });
+});
+
+describe('createRetryBudget', () => {
+  it('says options must be an object when they are not', () => {
+    expect(() => createRetryBudget('big' as never)).toThrow(new TypeError('createRetryBudget: options must be an object, got "big"'));
   });
 });

@@ -1,8 +1,8 @@
-import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
+import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
-import { type AttemptContext, type HedgeEvent, RetryError, TimeoutError, createHedger, createRetryBudget, hedge } from '../../src/index.js';
+import { type AttemptContext, createHedger, createRetryBudget, hedge, type HedgeEvent, RetryError, TimeoutError } from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).

@@ -1,12 +1,13 @@
 // The shared timer queue under retry(), at its edges: clocks installed after import or swapped
 // mid-wait, waits past setTimeout's limit, many calls cancelled in any order, zero delays, and
 // the adoption microtask that decides whether a first attempt needs a deadline at all.
+import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, retry } from '../../src/index.js';
-import { createRetryBudget } from '../../src/fleet/budget.js';
+import { type AttemptContext, createRetryBudget, retry, RetryError } from '../../src/index.js';
+import { steadyNow } from '../../src/runtime/clock.js';
 import { MAX_TIMER_DELAY, queueState } from '../../src/runtime/timer-queue.js';
-import { type InstalledClock, httpError, installClock, track } from '../helpers/clock.js';
+import { httpError, installClock, type InstalledClock, track } from '../helpers/clock.js';
 
 let clock: InstalledClock | undefined;
 afterEach(() => {
@@ -366,5 +367,52 @@ describe('regressions of issue 12: one call cannot take another down', () => {
     // other retry() to re-arm the queue (before: it waited for ever).
     await vi.waitFor(() => expect(p.state).toBe('resolved'), { timeout: 5000, interval: 10 });
     expect(p.value).toBe('ok');
+  });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllGlobals();
+});
+
+describe('steadyNow', () => {
+  it('follows performance.now without drift while the clock stays the same', () => {
+    const before = steadyNow() - performance.now();
+    for (let i = 0; i < 1000; i++) steadyNow();
+    const after = steadyNow() - performance.now();
+    expect(Math.abs(after - before)).toBeLessThan(1);
+  });
+
+  it('continues from the real time when a virtual clock is installed and has already moved', () => {
+    const before = steadyNow();
+    const clock = FakeTimers.install({ now: 0, toFake: ['performance'] });
+    try {
+      clock.tick(5000); // the virtual clock reads 5000 when steadyNow first meets it
+      const after = steadyNow();
+      expect(after - before).toBeGreaterThanOrEqual(0);
+      expect(after - before).toBeLessThan(50);
+      clock.tick(100);
+      expect(steadyNow() - after).toBe(100);
+    } finally {
+      clock.uninstall();
+    }
+  });
+
+  it('continues when only performance.now is replaced, on the same object', () => {
+    const before = steadyNow();
+    vi.spyOn(performance, 'now').mockImplementation(() => 7);
+    const after = steadyNow();
+    expect(after - before).toBeGreaterThanOrEqual(0);
+    expect(after - before).toBeLessThan(50);
+  });
+
+  it('continues when only the performance object is replaced, sharing its now function', () => {
+    function now(this: { t: number }): number {
+      return this.t;
+    }
+    vi.stubGlobal('performance', { t: 100, now });
+    const first = steadyNow();
+    vi.stubGlobal('performance', { t: 500, now });
+    expect(steadyNow()).toBe(first);
   });
 });
