@@ -8,11 +8,9 @@ import { headerValue, retryAfterIn } from '../util/http-headers.js';
 
 /**
  * How far down a chain of underlying errors every reader looks (these readers, the predicates,
- * `notSent`): deep enough for real wrappers, safe against cycles.
- *
- * @internal
+ * `notSent`, all through `firstInChain`): deep enough for real wrappers, safe against cycles.
  */
-export const MAX_CAUSE_DEPTH = 8;
+const MAX_CAUSE_DEPTH = 8;
 
 type Bag = Record<string, unknown>;
 
@@ -189,9 +187,7 @@ export function isSystemCode(code: unknown): code is string {
  */
 export function statusStringOf(error: unknown): string | undefined {
   return firstInChain(error, (e) => {
-    const response = isBag(e.response) ? e.response : undefined;
-    const body = parsedBody(response?.data) ?? parsedBody(e.data) ?? parsedBody(response?.body);
-    const fromBody = isBag(body) && isBag(body.error) ? body.error.status : undefined;
+    const fromBody = googleErrorOf(e)?.status;
     if (isStatusString(fromBody)) return fromBody;
     if (isStatusString(e.status)) return e.status;
     const first = Array.isArray(e.errors) ? e.errors[0] : undefined;
@@ -201,6 +197,17 @@ export function statusStringOf(error: unknown): string | undefined {
 
 function isStatusString(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Z][A-Z_]+$/.test(value);
+}
+
+/**
+ * The `error` object of a Google JSON error body (`{ error: { code, status, errors: [...] } }`),
+ * wherever the client keeps the body: parsed in `response.data` or `data` (gaxios), or as JSON
+ * text in `response.body` (Cloud Storage's `ApiError`).
+ */
+function googleErrorOf(e: Bag): Bag | undefined {
+  const response = isBag(e.response) ? e.response : undefined;
+  const body = parsedBody(response?.data) ?? parsedBody(e.data) ?? parsedBody(response?.body);
+  return isBag(body) && isBag(body.error) ? body.error : undefined;
 }
 
 function parsedBody(data: unknown): unknown {
@@ -223,13 +230,8 @@ function parsedBody(data: unknown): unknown {
 export function errorReasonsOf(error: unknown): string[] {
   return (
     firstInChain(error, (e) => {
-      const response = isBag(e.response) ? e.response : undefined;
-      const body = parsedBody(response?.data) ?? parsedBody(response?.body);
-      const list = Array.isArray(e.errors)
-        ? e.errors
-        : isBag(body) && isBag(body.error) && Array.isArray(body.error.errors)
-          ? body.error.errors
-          : undefined;
+      const fromBody = Array.isArray(e.errors) ? undefined : googleErrorOf(e)?.errors;
+      const list = Array.isArray(e.errors) ? e.errors : Array.isArray(fromBody) ? fromBody : undefined;
       const reasons = list?.flatMap((item: unknown) =>
         isBag(item) && typeof item.reason === 'string' ? [item.reason] : [],
       );

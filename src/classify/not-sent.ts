@@ -3,7 +3,7 @@
  * failure proves that no byte of the request reached the server, because there never was a
  * connection to carry it.
  */
-import { MAX_CAUSE_DEPTH, isSystemCode, underlying } from './error-shape.js';
+import { firstInChain, isSystemCode } from './error-shape.js';
 
 /**
  * Codes that mean the connection was never established:
@@ -81,14 +81,8 @@ const DENO_CONNECT_FAILURE = /client error \(Connect\)|error trying to connect: 
  * });
  */
 export function notSent(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < MAX_CAUSE_DEPTH && isObject(current); depth++) {
-    if (provesNotSent(current)) return true;
-    // A give-up makes what lies under it history; a system code that proves nothing is the failure.
-    if (isGiveUp(current) || isSystemCode(current.code)) return false;
-    current = underlying(current);
-  }
-  return false;
+  // A give-up makes what lies under it history; a system code that proves nothing is the failure.
+  return firstInChain(error, (e) => (provesNotSent(e) ? true : isGiveUp(e) || isSystemCode(e.code) ? false : undefined)) === true;
 }
 
 function provesNotSent(level: Record<string, unknown>, nested = 0): boolean {

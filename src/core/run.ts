@@ -274,7 +274,8 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#phase = phase;
     this.#outcome = outcome;
     this.#lastError = undefined;
-    unschedule(this);
+    // Most calls never queued anything (a first attempt that settled at once): skip the call.
+    if (this.slot !== NOT_QUEUED) unschedule(this);
     const { signal } = this.#config;
     if (signal === undefined) return;
     try {
