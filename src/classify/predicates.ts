@@ -3,7 +3,7 @@
  * (`anyOf`, `allOf`, `not`), and the default classification built from them.
  */
 import type { RetryPredicate } from '../types.js';
-import { describe, isInteger } from '../util/check.js';
+import { isInteger, mustError } from '../util/check.js';
 import { GrpcStatus, type GrpcStatusName, errorReasonsOf, firstInChain, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
 import { socketFailure, timedOut } from './network.js';
 
@@ -34,9 +34,7 @@ export function httpStatus(...codes: Array<number | HttpStatusClass>): RetryPred
       for (let status = first; status < first + 100; status++) wanted.add(status);
     } else if (isInteger(code) && code >= 100 && code <= 599) wanted.add(code);
     else {
-      throw new RangeError(
-        `httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got ${describe(code)}`,
-      );
+      throw mustError('httpStatus: each code', "be an integer from 100 to 599 or a class such as '5xx'", code, true);
     }
   }
   return (error) => wanted.has(httpStatusOf(error));
@@ -53,7 +51,7 @@ export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredica
     codes.map((code) => {
       if (typeof code === 'string' && Object.hasOwn(GrpcStatus, code)) return GrpcStatus[code];
       if (isInteger(code) && code >= 0 && code <= 16) return code;
-      throw new RangeError(`grpcCode: each code must be a gRPC code name or 0..16, got ${describe(code)}`);
+      throw mustError('grpcCode: each code', 'be a gRPC code name or 0..16', code, true);
     }),
   );
   return (error) => wanted.has(grpcCodeOf(error));
@@ -70,7 +68,7 @@ export function grpcCode(...codes: Array<number | GrpcStatusName>): RetryPredica
 export function errorReason(...reasons: string[]): RetryPredicate {
   for (const reason of reasons) {
     if (typeof reason !== 'string' || reason.length === 0) {
-      throw new TypeError(`errorReason: each reason must be a non-empty string, got ${describe(reason)}`);
+      throw mustError('errorReason: each reason', 'be a non-empty string', reason);
     }
   }
   const wanted = new Set(reasons.map((reason) => reason.toLowerCase()));
@@ -113,7 +111,7 @@ export function not(predicate: RetryPredicate): RetryPredicate {
 
 function assertPredicates(name: string, predicates: unknown[]): void {
   predicates.forEach((p, i) => {
-    if (typeof p !== 'function') throw new TypeError(`${name}: argument ${i} must be a predicate function, got ${describe(p)}`);
+    if (typeof p !== 'function') throw mustError(`${name}: argument ${i}`, 'be a predicate function', p);
   });
 }
 

@@ -77,7 +77,21 @@ const RULES: FieldRules = {
 };
 
 function validate(options: RetryOptions): RetryConfig {
-  const o = checkOptions('retry', options, RULES) as RetryOptions;
+  // Every field present from the start: one object shape, filled by the checker.
+  const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
+    backoff: undefined,
+    maxAttempts: undefined,
+    deadlineMs: undefined,
+    attemptTimeoutMs: undefined,
+    retryable: undefined,
+    idempotent: undefined,
+    signal: undefined,
+    onRetry: undefined,
+    budget: undefined,
+    throttle: undefined,
+    rng: undefined,
+  };
+  checkOptions('retry', options, RULES, o);
   const config = makeConfig(
     o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, 'retry: options.backoff', DEFAULT_BACKOFF),
     o.maxAttempts ?? Infinity,

@@ -4,7 +4,7 @@
  * full no call retries. A fleet thus stops multiplying its load during an outage, yet keeps
  * retrying the occasional failure of a healthy server.
  */
-import { type FieldRules, checkOptions, isFiniteNumber } from '../util/check.js';
+import { type FieldRules, readChecked, isFiniteNumber } from '../util/check.js';
 import type { RetryBudget } from '../types.js';
 
 /**
@@ -99,6 +99,6 @@ const RULES: FieldRules = {
 };
 
 function readBudgetOptions(options: unknown): Required<RetryBudgetOptions> {
-  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = checkOptions('createRetryBudget', options, RULES) as RetryBudgetOptions;
+  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = readChecked('createRetryBudget', options, RULES) as RetryBudgetOptions;
   return { maxTokens, tokenRatio };
 }

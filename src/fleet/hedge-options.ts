@@ -4,7 +4,7 @@
  *
  * @internal
  */
-import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFiniteNumber, isFunction } from '../util/check.js';
+import { FUNCTION, type FieldRules, readChecked, hasMethods, isFiniteNumber, isFunction } from '../util/check.js';
 import { type Hedger, hedgerState } from './hedger.js';
 import { DEFAULT_DEADLINE_MS } from '../core/options.js';
 import { isTransient } from '../classify/predicates.js';
@@ -85,7 +85,7 @@ const RULES: FieldRules = {
 
 /** Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad option. */
 export function readHedgeOptions(options: unknown): HedgeConfig {
-  const o = checkOptions('hedge', options, RULES) as HedgeOptions;
+  const o = readChecked('hedge', options, RULES) as HedgeOptions;
   const { delayMs, hedger, signal, onHedge, budget } = o;
   if (delayMs === undefined && hedger === undefined) {
     throw new TypeError('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');

@@ -10,7 +10,7 @@
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { hedgerCallStarted, hedgerDelay, hedgerTakeHedge } from './hedger.js';
 import { type HedgeConfig, type HedgeOptions, readHedgeOptions } from './hedge-options.js';
-import { describe } from '../util/check.js';
+import { mustError } from '../util/check.js';
 import type { AttemptContext } from '../types.js';
 import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
@@ -44,7 +44,7 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  * const user = await hedge(({ signal }) => fetchJson(`/users/${id}`, { signal }), { hedger, deadlineMs: 2_000 });
  */
 export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options: HedgeOptions): Promise<T> {
-  if (typeof fn !== 'function') throw new TypeError(`hedge: fn must be a function, got ${describe(fn)}`);
+  if (typeof fn !== 'function') throw mustError('hedge: fn', 'be a function', fn);
   const config = readHedgeOptions(options);
   return new Promise<T>((resolve, reject) => new HedgedCall(fn, config, resolve, reject).start());
 }

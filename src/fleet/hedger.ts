@@ -3,7 +3,7 @@
  * adaptive delay is read from, and the extra-load allowance hedges draw on (Finagle's backup
  * request filter works the same way: a latency percentile, under a maximum extra load).
  */
-import { type FieldRules, checkOptions, isFiniteNumber, isInteger, mustError } from '../util/check.js';
+import { type FieldRules, readChecked, isFiniteNumber, isInteger, mustError } from '../util/check.js';
 import { createLatencyWindow, type LatencyWindow } from './latency-window.js';
 
 /**
@@ -140,7 +140,7 @@ const RULES: FieldRules = {
 };
 
 function readHedgerOptions(options: unknown): Required<HedgerOptions> {
-  const o = checkOptions('createHedger', options, RULES) as HedgerOptions;
+  const o = readChecked('createHedger', options, RULES) as HedgerOptions;
   const { percentile = 0.95, windowSize = 100, minDelayMs = 1, maxExtraLoad = 0.05 } = o;
   const maxDelayMs = o.maxDelayMs ?? Math.max(1000, minDelayMs);
   if (maxDelayMs < minDelayMs) throw mustError('createHedger: options.maxDelayMs', `be a finite number >= minDelayMs (${minDelayMs})`, maxDelayMs, true);

@@ -3,7 +3,7 @@
  * a client that sees the server reject most of its requests starts rejecting some of them
  * itself, before they cost the server anything, in proportion to how badly things go.
  */
-import { FUNCTION, type FieldRules, checkOptions, isFiniteNumber, mustError } from '../util/check.js';
+import { FUNCTION, type FieldRules, readChecked, isFiniteNumber, mustError } from '../util/check.js';
 import { ThrottledError } from '../errors.js';
 import type { AttemptThrottle } from '../types.js';
 import { now } from '../runtime/clock.js';
@@ -184,6 +184,6 @@ const RULES: FieldRules = {
 };
 
 function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions> {
-  const { k = 2, windowMs = 120_000, rng = Math.random } = checkOptions('createAdaptiveThrottle', options, RULES) as AdaptiveThrottleOptions;
+  const { k = 2, windowMs = 120_000, rng = Math.random } = readChecked('createAdaptiveThrottle', options, RULES) as AdaptiveThrottleOptions;
   return { k, windowMs, rng };
 }

@@ -75,28 +75,42 @@ export function notAnOptionsObject(value: object): string | undefined {
 }
 
 /**
- * Checks `options` against `rules` and returns its own, defined values by field. Throws, naming
- * `where`, for a value that is not a plain object, an unknown key, or a field that breaks its
- * rule. Inherited properties are not options (a polluted `Object.prototype` sets nothing).
+ * Checks `options` against `rules`: throws, naming `where`, for a value that is not a plain
+ * object, an unknown key, or a field that breaks its rule. Only own properties are options (a
+ * polluted `Object.prototype` sets nothing). Each own value is also written to `into` when
+ * given: an object the caller made with every field present, so an options literal per call
+ * (as users write `retry()`) costs one small allocation and no per-field lookups.
  *
  * @example
- * const values = checkOptions('createThing', options, { size: { ok: isFiniteNumber, rule: 'be a finite number', range: true } });
+ * checkOptions('createThing', options, { size: { ok: isFiniteNumber, rule: 'be a finite number', range: true } });
  */
-export function checkOptions(where: string, options: unknown, rules: FieldRules): Record<string, unknown> {
+export function checkOptions(where: string, options: unknown, rules: FieldRules, into?: Record<string, unknown>): asserts options is object {
   if (typeof options !== 'object' || options === null) throw mustError(`${where}: options`, 'be an object', options);
   const kind = notAnOptionsObject(options);
   if (kind !== undefined) throw new TypeError(`${where}: options must be a plain object, got ${kind}`);
-  // No prototype: a field the caller did not give reads as undefined, whatever Object.prototype holds.
-  const values: Record<string, unknown> = Object.create(null);
   for (const key in options) {
     if (!Object.hasOwn(options, key)) continue;
     const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
     if (rule === undefined) throw unknownOption(where, key, rules);
     const value: unknown = (options as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    if (!rule.ok(value)) throw mustError(`${where}: options.${key}`, rule.rule, value, rule.range);
-    values[key] = value;
+    if (value !== undefined && !rule.ok(value)) throw mustError(`${where}: options.${key}`, rule.rule, value, rule.range);
+    if (into !== undefined) into[key] = value;
   }
+}
+
+/** The value of `key` if `object` has it as its own property; an inherited one does not count. */
+export function ownValue(object: object, key: string): unknown {
+  return Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * `checkOptions`, then the own, defined values by field in an object without a prototype (a
+ * field the caller did not give reads as undefined, whatever `Object.prototype` holds).
+ */
+export function readChecked(where: string, options: unknown, rules: FieldRules): Record<string, unknown> {
+  checkOptions(where, options, rules);
+  const values: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(rules)) values[key] = ownValue(options, key);
   return values;
 }
 
