@@ -33,7 +33,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
   {
     name: 'retry + computeDelay',
     source: `export { retry, computeDelay } from '${ENTRY}';`,
-    // Issue 15's target; the re-layout of the core measured 6,264 B.
+    // Issue 15's target; the re-layout of the core measured 6,308 B.
     targetBytes: 3000,
     // Raised from 5,600 for issue 12 (5,991 B then); 6,370 after issue 15's re-layout (a pure
     // decide(), typed phases, table-driven option checks): the core is not yet at its target.
@@ -43,9 +43,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 10_000,
-    // 15,046 B before issue 15's re-layout of the core, 14,702 B after (one Retry-After parser,
+    // 15,046 B before issue 15's re-layout of the core, 14,796 B after (one Retry-After parser,
     // one Google error-body reader, one cause-chain walk, one option checker).
-    limitBytes: 14_800,
+    limitBytes: 14_900,
   },
 ];
 
