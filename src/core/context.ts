@@ -42,3 +42,6 @@ export function attemptValue(this: Context, value: unknown): void {
 export function attemptError(this: Context, error: unknown): void {
   Context.ownerOf(this).attemptRejected(this, error);
 }
+
+/** Swallows the rejection of a promise nobody else will read (an async onRetry hook's). */
+export function ignore(): void {}

@@ -27,15 +27,17 @@ import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-wa
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext } from '../types.js';
-import { Context, attemptError, attemptValue } from './context.js';
+import { Context, attemptError, attemptValue, ignore } from './context.js';
 import { decide } from './decide.js';
 import type { RetryConfig } from './options.js';
 
-/** Where a call is; see the diagram above. */
-export type Phase = 'attempting' | 'sleeping' | 'succeeded' | 'failed';
-
-/** Swallows the rejection of a promise nobody else will read (an async onRetry hook's). */
-function ignore(): void {}
+// The phases of the diagram, as small integers: read on every step of every call, and the two
+// final ones are told from the others by one comparison (`>= SUCCEEDED`).
+const ATTEMPTING = 0;
+const SLEEPING = 1;
+const SUCCEEDED = 2;
+const FAILED = 3;
+type Phase = typeof ATTEMPTING | typeof SLEEPING | typeof SUCCEEDED | typeof FAILED;
 
 /**
  * The state of one call. It is its own timer-queue entry and its own abort watcher, so a call
@@ -45,7 +47,7 @@ function ignore(): void {}
 export class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
-  #phase: Phase = 'attempting';
+  #phase: Phase = ATTEMPTING;
   #attempt = 0;
   /** When retry() was called, on the steadyNow() clock. */
   readonly #startedAt: number;
@@ -69,7 +71,7 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   #settled(): boolean {
-    return this.#phase === 'succeeded' || this.#phase === 'failed';
+    return this.#phase >= SUCCEEDED;
   }
 
   start(): void {
@@ -92,11 +94,11 @@ export class Run<T> implements Timed, AbortWatcher {
    * still running queues its limit; the common case touches no timer.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
-    if (this.#phase === 'succeeded') return resolve(this.#outcome as T);
-    if (this.#phase === 'failed') return reject(this.#outcome);
+    if (this.#phase === SUCCEEDED) return resolve(this.#outcome as T);
+    if (this.#phase === FAILED) return reject(this.#outcome);
     this.#resolve = resolve;
     this.#reject = reject;
-    if (this.#phase === 'attempting' && this.slot === NOT_QUEUED) this.#queueStop(this.#startedAt);
+    if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#startedAt);
   }
 
   /** Starts the next attempt at time `t`. */
@@ -105,7 +107,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const { throttle } = config;
     if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error());
     const attempt = ++this.#attempt;
-    this.#phase = 'attempting';
+    this.#phase = ATTEMPTING;
     this.#controller = undefined;
     // A literal 0 for the first attempt: a small integer is stored in place, a computed 0.0 as a
     // separately allocated number (the success path allocates as little as it can).
@@ -141,14 +143,13 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
   #isCurrent(ctx: Context): boolean {
-    return this.#attempt === ctx.attempt && this.#phase === 'attempting';
+    return this.#attempt === ctx.attempt && this.#phase === ATTEMPTING;
   }
 
-  /** Attempt `ctx.attempt` resolved with `value`. */
+  /** Attempt `ctx.attempt` resolved with `value` (see `attemptRejected`). */
   attemptResolved(ctx: Context, value: T): void {
     if (this.#isCurrent(ctx)) this.#succeed(value);
   }
-
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
     if (this.#isCurrent(ctx)) this.#attemptFailed(error, ctx, steadyNow());
@@ -165,8 +166,8 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The timer: a sleep ended, or the running attempt reached its limit. */
   onDue(t: number): void {
     try {
-      if (this.#phase === 'sleeping') this.#sleepEnded(t);
-      else if (this.#phase === 'attempting') this.#attemptOverran(t);
+      if (this.#phase === SLEEPING) this.#sleepEnded(t);
+      else if (this.#phase === ATTEMPTING) this.#attemptOverran(t);
       // Settled already (the timer queue skips such calls too): nothing is due.
     } catch (error) {
       // Whatever the call's own code threw settles that call, and no other.
@@ -240,13 +241,13 @@ export class Run<T> implements Timed, AbortWatcher {
       // A logging hook must not change what retry() does.
     }
     if (this.#settled()) return;
-    this.#phase = 'sleeping';
+    this.#phase = SLEEPING;
     schedule(this, t + delayMs);
   }
 
   #succeed(value: T): void {
     // Settled first: an abort that the hooks below raise comes after the success, too late.
-    this.#settle('succeeded', value);
+    this.#settle(SUCCEEDED, value);
     const { budget, throttle } = this.#config;
     if (budget !== undefined || throttle !== undefined) {
       try {
@@ -254,7 +255,7 @@ export class Run<T> implements Timed, AbortWatcher {
         throttle?.record(true);
       } catch (error) {
         // Nobody has seen the success yet: the call fails with the hook's error instead.
-        this.#phase = 'failed';
+        this.#phase = FAILED;
         this.#outcome = error;
         this.#reject?.(error);
         return;
@@ -266,11 +267,11 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Settles the call with `error`, unless it has settled already: the first outcome wins. */
   #fail(error: unknown): void {
     if (this.#settled()) return;
-    this.#settle('failed', error);
+    this.#settle(FAILED, error);
     this.#reject?.(error);
   }
 
-  #settle(phase: 'succeeded' | 'failed', outcome: unknown): void {
+  #settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
     this.#phase = phase;
     this.#outcome = outcome;
     this.#lastError = undefined;
@@ -287,7 +288,7 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** The signal of attempt `attempt`, created on first use. */
   signalFor(attempt: number): AbortSignal {
-    if (attempt !== this.#attempt || this.#phase !== 'attempting') {
+    if (attempt !== this.#attempt || this.#phase !== ATTEMPTING) {
       // Asked after the attempt ended: it is over, so its signal is aborted.
       return AbortSignal.abort(new TimeoutError(`attempt ${attempt} has ended`));
     }
