@@ -15,7 +15,7 @@ export const libraryBuild: Options = {
 
 /**
  * The `tenacious` command (package.json "bin"): one self-contained ESM file for Node with the
- * library bundled in, so it runs whatever else is in dist/. test/cli.test.ts builds it with
+ * library bundled in, so it runs whatever else is in dist/. test/cli/main.test.ts builds it with
  * these same options when dist/ is missing or stale.
  */
 export const cliBuild: Options = {

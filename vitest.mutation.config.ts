@@ -16,9 +16,9 @@ export default defineConfig({
       'test/clients/**/*.test.ts',
       'test/fetch/**/*.test.ts',
       'test/fuzz/**/*.test.ts',
-      'test/mutation/**/*.test.ts',
+      'test/cli/**/*.test.ts',
     ],
-    exclude: ['test/cli.test.ts', 'test/sim.test.ts', 'test/size.test.ts'],
+    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts'],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the
     // virtual clock's helper checks it), so no file sees another's state. src/ is loaded
