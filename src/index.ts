@@ -16,6 +16,7 @@ export {
   TimeoutError,
   retry,
 } from './retry.js';
+export { withRetry } from './with-retry.js';
 export { DEFAULT_DEADLINE_MS } from './options.js';
 export {
   GrpcStatus,

@@ -222,7 +222,20 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   // options are read and before fn's synchronous part runs.
   const startedAt = steadyNow();
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  const run = new Run<T>(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
+  return runWith(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
+}
+
+/**
+ * Runs `fn` under a configuration read already (`withRetry` reads its options once, when
+ * wrapping). Not part of the public API.
+ *
+ * @internal
+ * @example
+ * const config = readOptions({ maxAttempts: 3 });
+ * await runWith(() => call(), config, steadyNow());
+ */
+export function runWith<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number): Promise<T> {
+  const run = new Run<T>(fn, config, startedAt);
   run.start();
   // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
