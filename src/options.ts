@@ -29,6 +29,7 @@ export interface RetryConfig {
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
+  readonly unref: boolean;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -67,6 +68,7 @@ const KNOWN = {
   budget: 1,
   throttle: 1,
   rng: 1,
+  unref: 1,
 } as unknown as Record<string, 1>;
 
 /** `retry: options<field> must <expected>, got <value>`, the shape of every option error. */
@@ -92,6 +94,7 @@ function validate(options: RetryOptions): RetryConfig {
   let budget: unknown;
   let throttle: unknown;
   let rng: unknown;
+  let unref: unknown;
   for (const key in options) {
     if (!Object.hasOwn(options, key)) continue;
     const value: unknown = options[key as keyof RetryOptions];
@@ -107,6 +110,7 @@ function validate(options: RetryOptions): RetryConfig {
       case 'budget': budget = value; break;
       case 'throttle': throttle = value; break;
       case 'rng': rng = value; break;
+      case 'unref': unref = value; break;
       default:
         throw new TypeError(`retry: unknown option ${JSON.stringify(key)} (known: ${Object.keys(KNOWN).join(', ')})`);
     }
@@ -128,6 +132,7 @@ function validate(options: RetryOptions): RetryConfig {
   if (attemptTimeoutMs !== undefined && !(typeof attemptTimeoutMs === 'number' && attemptTimeoutMs > 0)) {
     throw invalid(RangeError, '.attemptTimeoutMs', 'be a number > 0', attemptTimeoutMs);
   }
+  if (unref !== undefined && typeof unref !== 'boolean') throw invalid(TypeError, '.unref', 'be a boolean', unref);
   const config = makeConfig(
     backoff,
     (maxAttempts as number | undefined) ?? Infinity,
@@ -140,6 +145,7 @@ function validate(options: RetryOptions): RetryConfig {
     budget as RetryBudget | undefined,
     throttle as AttemptThrottle | undefined,
     optionalFunction('rng', rng as (() => number) | undefined) ?? Math.random,
+    (unref as boolean | undefined) ?? false,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
@@ -173,8 +179,9 @@ function makeConfig(
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
   rng: () => number,
+  unref: boolean,
 ): RetryConfig {
-  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng };
+  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng, unref };
 }
 
 /** The configuration of `retry(fn)` without options. */
@@ -190,6 +197,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   undefined,
   Math.random,
+  false,
 );
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */

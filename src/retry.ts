@@ -127,6 +127,11 @@ export interface RetryOptions {
   throttle?: AttemptThrottle;
   /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
   rng?: () => number;
+  /**
+   * True: while this call waits (a sleep, a running attempt's deadline), the library's timer
+   * does not keep the process alive (Node, Deno, Bun). Default false.
+   */
+  unref?: boolean;
 }
 
 /**
@@ -266,6 +271,7 @@ function ignore(): void {}
 class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
+  readonly unref: boolean;
   #phase = ATTEMPTING;
   #attempt = 0;
   /** When retry() was called, on the steadyNow() clock. */
@@ -283,6 +289,7 @@ class Run<T> implements Timed, AbortWatcher {
     this.#fn = fn;
     this.#config = config;
     this.#startedAt = startedAt;
+    this.unref = config.unref;
   }
 
   start(): void {
