@@ -35,15 +35,18 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export { retry, computeDelay } from '${ENTRY}';`,
     targetBytes: 1500,
     // Raised from 5,600 for issue 12 (5,991 B then): own-property option reading, jitter key
-    // checks, per-call isolation under the shared timer, the fake-clock backstop.
-    limitBytes: 6200,
+    // checks, per-call isolation under the shared timer, the fake-clock backstop. Raised from
+    // 6,200 for issue 13 (6,515 B then): the cross-copy brand of RetryError and TimeoutError,
+    // `unref`.
+    limitBytes: 6600,
   },
   {
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
     // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    limitBytes: 15_200,
+    // Raised from 15,200 for issue 13 (15,195 B with its first items).
+    limitBytes: 15_500,
   },
 ];
 

@@ -11,6 +11,7 @@ import { readHedgeOptions } from './hedge-options.js';
 import { notSent } from './not-sent.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
 import { type AttemptContext, RetryError, type RetryOptions, retry } from './retry.js';
+import { brand, isInstance } from './util/brand.js';
 
 /**
  * The fetch that `retryFetch` calls: the global one, or any function shaped like it.
@@ -96,6 +97,12 @@ export class HttpStatusError extends Error {
     this.method = method;
     this.response = response;
     this.retryAfterMs = retryAfterMsOf({ response });
+    brand(this, 'HttpStatusError');
+  }
+
+  /** True for a HttpStatusError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, HttpStatusError, 'HttpStatusError', value);
   }
 }
 

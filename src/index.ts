@@ -14,6 +14,7 @@ export {
   type RetryOptions,
   RetryError,
   TimeoutError,
+  isRetryError,
   retry,
 } from './retry.js';
 export { withRetry } from './with-retry.js';

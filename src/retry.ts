@@ -9,6 +9,7 @@
 import { type AbortWatcher, unwatchAbort, watchAbort } from './abort-watch.js';
 import { type BackoffPolicy, delayFor } from './backoff.js';
 import { retryAfterMsOf } from './errors.js';
+import { brand, hasBrand, isInstance } from './util/brand.js';
 import { DEFAULT_CONFIG, type RetryConfig, readOptions } from './options.js';
 import type { RetryPredicate } from './predicates.js';
 import { NOT_QUEUED, type Timed, schedule, steadyNow, unschedule } from './timer-queue.js';
@@ -171,7 +172,26 @@ export class RetryError extends Error {
     this.attempts = attempts;
     this.elapsedMs = ms;
     this.cause = cause;
+    brand(this, 'RetryError');
   }
+
+  /** True for a RetryError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, RetryError, 'RetryError', value);
+  }
+}
+
+/**
+ * True for a {@link RetryError} from any copy of this library: the ESM and the CommonJS build
+ * loaded side by side, or two versions. `error instanceof RetryError` answers the same; this
+ * one reads better in a filter and narrows the type.
+ *
+ * @example
+ * try { await retry(call); }
+ * catch (e) { if (isRetryError(e)) metrics.count(`gave_up_${e.reason}`); else throw e; }
+ */
+export function isRetryError(error: unknown): error is RetryError {
+  return hasBrand(error, 'RetryError') || error instanceof RetryError;
 }
 
 /**
@@ -198,6 +218,16 @@ function detailOf(cause: unknown): string {
  */
 export class TimeoutError extends Error {
   override readonly name = 'TimeoutError';
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'TimeoutError');
+  }
+
+  /** True for a TimeoutError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, TimeoutError, 'TimeoutError', value);
+  }
 }
 
 /**

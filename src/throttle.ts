@@ -7,6 +7,7 @@ import { describe } from './describe.js';
 import { isFiniteNumber } from './numbers.js';
 import type { AttemptThrottle } from './retry.js';
 import { now } from './timer-queue.js';
+import { brand, isInstance } from './util/brand.js';
 
 /**
  * Options of {@link createAdaptiveThrottle}.
@@ -71,6 +72,12 @@ export class ThrottledError extends Error {
     this.probability = probability;
     this.requests = requests;
     this.accepts = accepts;
+    brand(this, 'ThrottledError');
+  }
+
+  /** True for a ThrottledError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, ThrottledError, 'ThrottledError', value);
   }
 }
 

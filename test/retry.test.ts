@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, retry } from '../src/index.js';
+import { type AttemptContext, RetryError, type RetryEvent, TimeoutError, isRetryError, retry } from '../src/index.js';
 import { httpError, track, useVirtualClock } from './helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
@@ -761,5 +761,28 @@ describe('retry(): regressions of issue 12 (no call can take another down; the d
     await clock.tickAsync(0);
     expect(p.error).toBe(signal.reason);
     expect(listeners.size).toBe(0);
+  });
+});
+
+describe('isRetryError', () => {
+  it('is true for what retry() gives up with, false for anything else, and never throws', async () => {
+    const p = track(retry(() => Promise.reject(httpError(503)), { maxAttempts: 1 }));
+    await clock.tickAsync(0);
+    expect(isRetryError(p.error)).toBe(true);
+    expect(isRetryError(new TimeoutError('slow'))).toBe(false);
+    expect(isRetryError(Object.assign(new Error('look-alike'), { name: 'RetryError' }))).toBe(false);
+    expect(isRetryError(null)).toBe(false);
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        getPrototypeOf() {
+          return null;
+        },
+      },
+    );
+    expect(isRetryError(hostile)).toBe(false);
   });
 });
