@@ -13,6 +13,7 @@ export default defineConfig({
       'test/*.test.ts',
       'test/presets/**/*.test.ts',
       'test/clients/**/*.test.ts',
+      'test/fetch/**/*.test.ts',
       'test/fuzz/**/*.test.ts',
       'test/mutation/**/*.test.ts',
     ],

@@ -45,8 +45,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}';`,
     targetBytes: 5000,
     // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    // Raised from 15,200 for issue 13 (15,195 B with its first items).
-    limitBytes: 15_500,
+    // Raised from 15,200 for issue 16 (17,867 B then): download resume (~1.1 kB) and Cloud
+    // Storage resumable uploads (~1.1 kB). Raised from 18,200 for issue 13 (the brand of the
+    // errors, isRetryError, withRetry, unref).
+    limitBytes: 18_500,
   },
 ];
 

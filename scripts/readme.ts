@@ -11,6 +11,7 @@ export const SECTIONS = [
   'core.md',
   'presets.md',
   'fetch.md',
+  'resume.md',
   'hedging.md',
   'fleet.md',
   'recipes.md',

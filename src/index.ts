@@ -68,6 +68,17 @@ export {
 } from './presets/gcs.js';
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';
-export { type FetchFunction, HttpStatusError, type RetryFetchOptions, retryFetch } from './fetch.js';
+export { type FetchFunction, type RetryFetchOptions } from './fetch/fetch-options.js';
+export { HttpStatusError } from './fetch/http-status-error.js';
+export { retryFetch } from './fetch/retry-fetch.js';
+export { ResumeError, type ResumeErrorReason } from './fetch/resume.js';
+export {
+  GcsUploadError,
+  type GcsUploadBody,
+  type GcsUploadOptions,
+  type GcsUploadTarget,
+  gcsResumableUpload,
+  gcsStartResumableUpload,
+} from './fetch/gcs-upload.js';
 export { NOT_SENT_CODES, notSent } from './not-sent.js';
 export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './hedge.js';

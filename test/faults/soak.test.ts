@@ -25,7 +25,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { systemCodeOf } from '../../src/errors.js';
-import { type RetryFetchOptions, retryFetch } from '../../src/fetch.js';
+import type { RetryFetchOptions } from '../../src/fetch/fetch-options.js';
+import { retryFetch } from '../../src/fetch/retry-fetch.js';
 import { queueState } from '../../src/timer-queue.js';
 import {
   APPLIES_SIDE_EFFECT,

@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HedgeEvent, createHedger, retryFetch } from '../src/index.js';
+import { type HedgeEvent, createHedger, retryFetch } from '../../src/index.js';
 
 interface Request {
   method: string;

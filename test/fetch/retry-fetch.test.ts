@@ -5,136 +5,19 @@
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../src/fetch.js';
-import { httpStatusOf, retryAfterMsOf } from '../src/errors.js';
-import { httpStatus } from '../src/predicates.js';
-import { gcs } from '../src/presets/gcs.js';
-import { iam } from '../src/presets/iam.js';
-import { type AttemptContext, RetryError, type RetryEvent } from '../src/retry.js';
-import { queueState } from '../src/timer-queue.js';
-import { track, useVirtualClock } from './helpers/clock.js';
-import { startFaultServer } from './faults/server.js';
+import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../../src/index.js';
+import { httpStatusOf, retryAfterMsOf } from '../../src/errors.js';
+import { httpStatus } from '../../src/predicates.js';
+import { gcs } from '../../src/presets/gcs.js';
+import { iam } from '../../src/presets/iam.js';
+import { RetryError } from '../../src/retry.js';
+import { track, useVirtualClock } from '../helpers/clock.js';
+import { closedPort, closeServersAfterEach, quick, rejection, reply, scriptedServer, servers } from './loopback.js';
 
-// ---------------------------------------------------------------------------------------------
-// A scripted loopback server: answer n is replies[n] (then 200 "ok"); records every request.
-
-interface Seen {
-  readonly method: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-  /** When the request's connection closed (performance.now()), if it has. */
-  socketClosedAt: number | undefined;
-}
-
-type Reply = (res: ServerResponse, seen: Seen) => void;
-
-interface Scripted {
-  readonly url: string;
-  readonly seen: Seen[];
-  openSockets(): number;
-  close(): Promise<void>;
-}
-
-const servers: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => server.close()));
-});
-
-async function scriptedServer(replies: Reply[], port = 0): Promise<Scripted> {
-  const seen: Seen[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const entry: Seen = {
-        method: req.method ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        socketClosedAt: undefined,
-      };
-      seen.push(entry);
-      requestsOn.get(req.socket)?.push(entry);
-      (replies[seen.length - 1] ?? reply(200, 'ok'))(res, entry);
-    });
-  });
-  // One close listener per socket (not per request: a kept-alive socket serves many).
-  const requestsOn = new WeakMap<Socket, Seen[]>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    requestsOn.set(socket, []);
-    socket.once('close', () => {
-      sockets.delete(socket);
-      const closedAt = performance.now();
-      for (const entry of requestsOn.get(socket) ?? []) entry.socketClosedAt = closedAt;
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const scripted: Scripted = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    seen,
-    openSockets: () => sockets.size,
-    close: async () => {
-      const closed = new Promise((resolve) => server.close(resolve));
-      for (const socket of sockets) socket.destroy();
-      await closed;
-    },
-  };
-  servers.push(scripted);
-  return scripted;
-}
-
-function reply(status: number, body = `status ${status}`, headers: Record<string, string> = {}): Reply {
-  return (res) => {
-    res.writeHead(status, { 'content-type': 'text/plain', ...headers });
-    res.end(body);
-  };
-}
-
-/** A body too big for the socket buffers: the server can only finish it if the client reads it. */
-const BIG = 16 * 1024 * 1024;
-function bigReply(status: number): Reply {
-  return (res) => {
-    res.writeHead(status, { 'content-type': 'application/octet-stream', 'content-length': String(BIG) });
-    res.end(Buffer.alloc(BIG, 0x61));
-  };
-}
-
-/** No answer at all; the connection stays open until the client gives up. */
-const hang: Reply = () => {};
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Polls `condition` every 5 ms for up to `withinMs` (real time); fails with `what` otherwise. */
-async function eventually(condition: () => boolean, what: string, withinMs = 2000): Promise<void> {
-  const until = performance.now() + withinMs;
-  while (!condition()) {
-    if (performance.now() > until) throw new Error(`not within ${withinMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (error: unknown) => error,
-  );
-}
-
-/** Real-time options: 1 ms waits, so loopback tests are fast. */
-const quick: RetryFetchOptions = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' }, deadlineMs: 10_000 };
+closeServersAfterEach();
 
 // ---------------------------------------------------------------------------------------------
 
@@ -222,341 +105,6 @@ describe('retryFetch on loopback: what it resolves and rejects with', () => {
     const badPort = await rejection(retryFetch('http://127.0.0.1:10080/', undefined, options));
     expect(((badPort as Error).cause as Error).message).toBe('bad port');
     expect(calls).toBe(3);
-  });
-});
-
-describe('retryFetch on loopback: which requests are resent', () => {
-  it.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])('resends %s after a 503', async (method) => {
-    const server = await scriptedServer([reply(503)]);
-    const res = await retryFetch(server.url, { method }, quick);
-    expect(res.status).toBe(200);
-    expect(server.seen.map((s) => s.method)).toEqual([method, method]);
-  });
-
-  it.each(['POST', 'PATCH'])('sends %s once: a 503 is returned, not retried', async (method) => {
-    const server = await scriptedServer([reply(503, 'busy')]);
-    const res = await retryFetch(server.url, { method, body: 'x' }, quick);
-    expect(res.status).toBe(503);
-    expect(await res.text()).toBe('busy');
-    expect(server.seen).toHaveLength(1);
-  });
-
-  it('sends a POST once when the connection breaks after it was sent, and rejects with that error', async () => {
-    const faults = await startFaultServer({ faults: ['reset-before-response'] });
-    servers.push(faults);
-    const error = await rejection(retryFetch(faults.url, { method: 'POST', body: 'x', headers: { 'x-request-id': 'p' } }, quick));
-    expect((error as Error).message).toBe('fetch failed');
-    expect(((error as Error).cause as { code?: string }).code).toBe('ECONNRESET');
-    expect(faults.stats().requests).toBe(1);
-  });
-
-  it('resends a POST with an Idempotency-Key header (not with an empty one)', async () => {
-    const server = await scriptedServer([reply(503), reply(503)]);
-    const keyed = await retryFetch(server.url, { method: 'POST', body: 'x', headers: { 'Idempotency-Key': 'k-1' } }, quick);
-    expect(keyed.status).toBe(200);
-    expect(server.seen.map((s) => s.headers['idempotency-key'])).toEqual(['k-1', 'k-1', 'k-1']);
-    for (const blank of ['', ' ']) {
-      const again = await scriptedServer([reply(503)]);
-      const unkeyed = await retryFetch(again.url, { method: 'POST', body: 'x', headers: { 'Idempotency-Key': blank } }, quick);
-      expect(unkeyed.status).toBe(503);
-      expect(again.seen).toHaveLength(1);
-    }
-  });
-
-  it('resends a POST, whatever the rules say, when the connection was refused: it never left', async () => {
-    const port = await closedPort();
-    let server: Scripted | undefined;
-    const events: RetryEvent[] = [];
-    const res = await retryFetch(
-      `http://127.0.0.1:${port}/orders`,
-      { method: 'POST', body: 'order 1' },
-      {
-        ...quick,
-        idempotent: false,
-        backoff: { initialDelayMs: 20, multiplier: 1, maxDelayMs: 20, jitter: 'none' },
-        onRetry: (event) => {
-          events.push(event);
-          // The server comes up during the second wait.
-          if (events.length === 2) void scriptedServer([reply(201, 'created')], port).then((s) => (server = s));
-        },
-      },
-    );
-    expect(res.status).toBe(201);
-    expect(await res.text()).toBe('created');
-    expect(events).toHaveLength(2);
-    expect(server?.seen.map((s) => `${s.method} ${s.body.toString()}`)).toEqual(['POST order 1']);
-  });
-
-  // Regression (issue 12): options and init were read through the prototype chain, so a
-  // package that planted `Object.prototype.idempotent = true` made every POST retried.
-  it('reads options and init as own properties only: a polluted Object.prototype resends no POST', async () => {
-    const server = await scriptedServer([reply(503, 'one'), reply(503, 'two'), reply(503, 'three')]);
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.idempotent = true;
-    proto.method = 'PUT';
-    try {
-      const post = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, maxAttempts: 3 });
-      expect(post.status).toBe(503);
-      expect(await post.text()).toBe('one');
-      expect(server.seen.map((s) => s.method)).toEqual(['POST']);
-      // No init at all: fetch itself would fill the method from Object.prototype ('PUT'); the
-      // GET that retryFetch judged is what goes out.
-      const get = await retryFetch(server.url, undefined, { ...quick, maxAttempts: 3 });
-      expect(get.status).toBe(200);
-      expect(server.seen.map((s) => s.method)).toEqual(['POST', 'GET', 'GET', 'GET']);
-    } finally {
-      delete proto.idempotent;
-      delete proto.method;
-    }
-  });
-
-  it('options.idempotent replaces the method rule (a preset knows the operation better than its method)', async () => {
-    const server = await scriptedServer([reply(503), reply(503)]);
-    const post = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, idempotent: true });
-    expect(post.status).toBe(200);
-    expect(server.seen).toHaveLength(3);
-    const again = await scriptedServer([reply(503)]);
-    const seenBy: number[] = [];
-    const get = await retryFetch(again.url, undefined, {
-      ...quick,
-      idempotent: (ctx: AttemptContext) => {
-        seenBy.push(ctx.attempt);
-        return false;
-      },
-    });
-    expect(get.status).toBe(503);
-    expect(seenBy).toEqual([1]);
-    expect(again.seen).toHaveLength(1);
-  });
-});
-
-describe('retryFetch on loopback: request bodies', () => {
-  const form = new FormData();
-  form.set('field', 'value');
-  const bodies: Array<[string, () => BodyInit]> = [
-    ['a string', () => 'plain text'],
-    ['an ArrayBuffer', () => new TextEncoder().encode('array buffer').buffer],
-    ['a Uint8Array', () => new TextEncoder().encode('typed array')],
-    ['a DataView', () => new DataView(new TextEncoder().encode('data view').buffer)],
-    ['a Blob', () => new Blob(['a blob'], { type: 'application/x-blob' })],
-    ['URLSearchParams', () => new URLSearchParams({ a: '1', b: 'two' })],
-    ['FormData', () => form],
-  ];
-
-  it.each(bodies)('replays %s on every attempt, byte for byte', async (name, make) => {
-    const server = await scriptedServer([reply(503), reply(503)]);
-    const res = await retryFetch(server.url, { method: 'PUT', body: make() }, quick);
-    expect(res.status).toBe(200);
-    expect(server.seen).toHaveLength(3);
-    const [first, ...rest] = server.seen;
-    expect(first!.body.length).toBeGreaterThan(0);
-    const mediaType = (entry: Seen) => entry.headers['content-type']?.split(';')[0];
-    for (const later of rest) expect(mediaType(later)).toBe(mediaType(first!));
-    if (name === 'FormData') {
-      // Each multipart encoding picks a fresh boundary; the part itself is the same every time.
-      for (const entry of server.seen) expect(entry.body.toString()).toMatch(/name="field"\r\n\r\nvalue\r\n/);
-    } else {
-      for (const later of rest) expect(later.body.equals(first!.body)).toBe(true);
-    }
-  });
-
-  it('sends a ReadableStream body once: the stream cannot be read again, so the request is not retried', async () => {
-    const server = await scriptedServer([reply(503, 'busy')]);
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode('streamed'));
-        controller.close();
-      },
-    });
-    const res = await retryFetch(server.url, { method: 'PUT', body: stream, duplex: 'half' } as RequestInit, quick);
-    expect(res.status).toBe(503);
-    expect(server.seen.map((s) => s.body.toString())).toEqual(['streamed']);
-  });
-
-  it('does not resend a ReadableStream body even when the connection was refused', async () => {
-    const port = await closedPort();
-    const stream = new ReadableStream<Uint8Array>({ pull: (controller) => controller.close() });
-    const error = await rejection(
-      retryFetch(`http://127.0.0.1:${port}/`, { method: 'PUT', body: stream, duplex: 'half' } as RequestInit, quick),
-    );
-    expect((error as Error).message).toBe('fetch failed');
-  });
-
-  it('clones a Request input for every attempt and leaves the original unused', async () => {
-    const server = await scriptedServer([reply(503), reply(503)]);
-    const request = new Request(server.url, { method: 'POST', body: 'from a Request', headers: { 'Idempotency-Key': 'r-1' } });
-    const res = await retryFetch(request, undefined, quick);
-    expect(res.status).toBe(200);
-    expect(server.seen.map((s) => `${s.method} ${s.body.toString()} ${s.headers['idempotency-key']}`)).toEqual([
-      'POST from a Request r-1',
-      'POST from a Request r-1',
-      'POST from a Request r-1',
-    ]);
-    expect(request.bodyUsed).toBe(false);
-  });
-
-  it('with a Request input, init overrides its method and headers as in fetch', async () => {
-    const server = await scriptedServer([reply(503)]);
-    const request = new Request(server.url, { method: 'POST', body: 'x', headers: { 'Idempotency-Key': 'r-2' } });
-    // init.headers replace the request's: the key is gone, so the POST is sent once.
-    const res = await retryFetch(request, { headers: { 'x-other': '1' } }, quick);
-    expect(res.status).toBe(503);
-    expect(server.seen).toHaveLength(1);
-    expect(server.seen[0]!.headers['x-other']).toBe('1');
-  });
-});
-
-describe('retryFetch on loopback: responses it does not return are cancelled, freeing their sockets', () => {
-  it('cancels the body of every retried response, which closes its connection', async () => {
-    const server = await scriptedServer([bigReply(503), bigReply(503), reply(200, 'done')]);
-    const res = await retryFetch(server.url, undefined, quick);
-    expect(await res.text()).toBe('done');
-    // An unread 16 MiB body holds its connection open (the server is still writing it) until
-    // the client reads it or cancels it; cancelling closes the connection.
-    await eventually(
-      () => server.seen[0]!.socketClosedAt !== undefined && server.seen[1]!.socketClosedAt !== undefined,
-      'both 503s\' connections closed',
-    );
-    expect(server.openSockets()).toBeLessThanOrEqual(1);
-  });
-
-  it('returns the final response with its whole body, having cancelled the ones before it', async () => {
-    const server = await scriptedServer([bigReply(503), bigReply(503)]);
-    const res = await retryFetch(server.url, undefined, { ...quick, maxAttempts: 2 });
-    expect(res.status).toBe(503);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the first 503\'s connection closed');
-    expect(server.seen[1]!.socketClosedAt).toBeUndefined();
-    expect((await res.arrayBuffer()).byteLength).toBe(BIG);
-  });
-
-  it('cancels the held response when the caller aborts during the wait', async () => {
-    const server = await scriptedServer([bigReply(503)]);
-    const controller = new AbortController();
-    const reason = new Error('caller gave up');
-    const call = retryFetch(server.url, { signal: controller.signal }, {
-      ...quick,
-      backoff: { initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitter: 'none' },
-      deadlineMs: 120_000,
-      onRetry: () => setTimeout(() => controller.abort(reason), 20),
-    });
-    expect(await rejection(call)).toBe(reason);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the held 503\'s connection closed');
-    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
-  });
-});
-
-describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
-  it('abandons a hung attempt at attemptTimeoutMs, closes its socket, and retries', async () => {
-    const server = await scriptedServer([hang, reply(200, 'second try')]);
-    const started = performance.now();
-    const res = await retryFetch(server.url, undefined, { ...quick, attemptTimeoutMs: 150 });
-    expect(await res.text()).toBe('second try');
-    const hung = server.seen[0]!;
-    await eventually(() => hung.socketClosedAt !== undefined, 'the hung request\'s socket closed');
-    // Aborting the attempt destroys its connection at once: no waiting for a keep-alive timer.
-    expect(hung.socketClosedAt! - started).toBeLessThan(150 + 500);
-  });
-
-  it('rejects with the caller\'s reason at once when init.signal aborts during an attempt, and closes the socket', async () => {
-    const server = await scriptedServer([hang]);
-    const controller = new AbortController();
-    const reason = new Error('stop');
-    const call = retryFetch(server.url, { signal: controller.signal }, quick);
-    await eventually(() => server.seen.length === 1, 'the request arrived');
-    controller.abort(reason);
-    expect(await rejection(call)).toBe(reason);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the aborted request\'s socket closed', 500);
-  });
-
-  it('sends nothing when the caller aborts (options.signal) in the same tick as the call', async () => {
-    const server = await scriptedServer([]);
-    const controller = new AbortController();
-    const call = retryFetch(server.url, undefined, { ...quick, signal: controller.signal });
-    controller.abort(new Error('changed my mind'));
-    expect(((await rejection(call)) as Error).message).toBe('changed my mind');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(server.seen).toHaveLength(0);
-  });
-
-  it('honours both init.signal and options.signal, and leaves no per-call listener on them', async () => {
-    for (const which of ['init', 'options'] as const) {
-      const server = await scriptedServer([hang]);
-      const fromInit = new AbortController();
-      const fromOptions = new AbortController();
-      const call = retryFetch(server.url, { signal: fromInit.signal }, { ...quick, signal: fromOptions.signal });
-      await eventually(() => server.seen.length === 1, 'the request arrived');
-      (which === 'init' ? fromInit : fromOptions).abort(new Error(`aborted via ${which}`));
-      expect(((await rejection(call)) as Error).message).toBe(`aborted via ${which}`);
-      const other = which === 'init' ? fromOptions.signal : fromInit.signal;
-      expect(getEventListeners(other, 'abort')).toHaveLength(0);
-    }
-    // A long-lived signal shared by many calls: one listener in all (it keeps aborting the
-    // bodies of returned responses), not one per call.
-    const server = await scriptedServer([]);
-    const shared = new AbortController();
-    const other = new AbortController();
-    for (let i = 0; i < 20; i++) {
-      const res = await retryFetch(server.url, { signal: shared.signal }, { ...quick, signal: other.signal });
-      await res.text();
-    }
-    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
-    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
-  });
-
-  it('does not keep returned responses alive through a long-lived signal', async () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const shared = new AbortController();
-    let collected = 0;
-    const watch = new FinalizationRegistry(() => collected++);
-    const answer = (async () => new Response('body')) as typeof fetch;
-    for (let i = 0; i < 200; i++) {
-      watch.register(await retryFetch('http://x.test/', { signal: shared.signal }, { fetch: answer }), i);
-    }
-    for (let round = 0; round < 10 && collected < 200; round++) {
-      gc();
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(collected).toBeGreaterThanOrEqual(190);
-  });
-
-  it('takes a Request\'s own signal as the caller\'s', async () => {
-    const server = await scriptedServer([hang]);
-    const controller = new AbortController();
-    const call = retryFetch(new Request(server.url, { signal: controller.signal }), undefined, quick);
-    await eventually(() => server.seen.length === 1, 'the request arrived');
-    controller.abort(new Error('via the Request'));
-    expect(((await rejection(call)) as Error).message).toBe('via the Request');
-  });
-
-  it('keeps the caller\'s signal on the returned response: aborting it stops the body', async () => {
-    const server = await scriptedServer([
-      (res) => {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.write('part of the body, the rest never comes');
-      },
-    ]);
-    const controller = new AbortController();
-    const res = await retryFetch(server.url, { signal: controller.signal }, quick);
-    expect(res.status).toBe(200);
-    const reading = rejection(res.text());
-    const reason = new Error('enough');
-    controller.abort(reason);
-    const stillReading = new Promise((resolve) => setTimeout(() => resolve('still reading after 2 s'), 2000));
-    expect(await Promise.race([reading, stillReading])).toBe(reason);
-  });
-
-  it('without bufferBody a body cut mid-way fails when read; with it the attempt fails and is retried', async () => {
-    const cut = await startFaultServer({ faults: ['reset-mid-body', 'reset-mid-body'], bodyBytes: 4000 });
-    servers.push(cut);
-    const headers = { 'x-request-id': 'r' };
-    const plain = await retryFetch(cut.url, { headers }, quick);
-    expect(plain.status).toBe(200);
-    expect(((await rejection(plain.text())) as Error).message).toBe('terminated');
-    const buffered = await retryFetch(cut.url, { headers }, { ...quick, bufferBody: true });
-    expect(JSON.parse(await buffered.text())).toMatchObject({ id: 'r', method: 'GET' });
-    expect(buffered.url).toBe(cut.url + '/');
-    expect(cut.stats().history.map((h) => h.fault)).toEqual(['reset-mid-body', 'reset-mid-body', 'ok']);
   });
 });
 
@@ -719,7 +267,7 @@ describe('retryFetch: options', () => {
     [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
-    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge)'],
+    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge, resume)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
@@ -964,5 +512,262 @@ describe('retryFetch in virtual time', () => {
     expect(call.state).toBe('rejected');
     expect(call.error).toBe(reason);
     expect(first.state.cancelledAt).toBe(2500);
+  });
+});
+
+// Edges found by mutation testing. An injected fetch answers with real Response objects; timing
+// runs in virtual time where it matters.
+describe('retryFetch with an injected fetch: edges', () => {
+  /** An injected fetch: answer n is answers[n]() (then 200 "ok"); records each call's init. */
+  function scriptedFetch(answers: Array<(init: RequestInit) => Response | Promise<Response>>) {
+    const calls: RequestInit[] = [];
+    const fn = (async (_input: string | URL | Request, init?: RequestInit) => {
+      calls.push(init as RequestInit);
+      return (answers[calls.length - 1] ?? (() => new Response('ok')))(init as RequestInit);
+    }) as typeof fetch;
+    return { fn, calls };
+  }
+
+  const status = (code: number, headers: Record<string, string> = {}) => () => new Response(`status ${code}`, { status: code, headers });
+  const fast = { initialDelayMs: 10, multiplier: 1, maxDelayMs: 10, jitter: 'none' } as const;
+
+  async function rejection(promise: Promise<unknown>): Promise<unknown> {
+    return promise.then(
+      () => {
+        throw new Error('expected a rejection');
+      },
+      (error: unknown) => error,
+    );
+  }
+
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.resetModules();
+  });
+
+  describe('retryFetch: options and the fetch it calls', () => {
+    it('says so when there is no fetch to call', () => {
+      vi.stubGlobal('fetch', undefined);
+      expect(() => retryFetch('http://x.test/')).toThrow(new TypeError('retryFetch: globalThis.fetch is undefined; pass options.fetch'));
+    });
+
+    it('works without options, with the global fetch', async () => {
+      const { fn, calls } = scriptedFetch([]);
+      vi.stubGlobal('fetch', fn);
+      expect(await (await retryFetch('http://x.test/')).text()).toBe('ok');
+      expect(calls).toHaveLength(1);
+    });
+
+    it.each([
+      ['x', 'retryFetch: options must be an object, got "x"'],
+      [{ signal: null }, 'retryFetch: options.signal must be an AbortSignal, got null'],
+      [{ signal: Object.assign(() => undefined, { aborted: false }) }, 'retryFetch: options.signal must be an AbortSignal, got a function'],
+    ])('refuses options %j, naming the field', (options, message) => {
+      expect(() => retryFetch('http://x.test/', undefined, options as RetryFetchOptions)).toThrow(message);
+    });
+
+    it('takes a maxRetryAfterMs of 0', () => {
+      const { fn } = scriptedFetch([]);
+      expect(() => retryFetch('http://x.test/', undefined, { fetch: fn, maxRetryAfterMs: 0 })).not.toThrow();
+    });
+
+    it('rejects with what fetch rejected with, even undefined', async () => {
+      const fn = (() => Promise.reject(undefined)) as typeof fetch;
+      expect(await rejection(retryFetch('http://x.test/', undefined, { fetch: fn, retryable: () => false }))).toBeUndefined();
+    });
+  });
+
+  describe('retryFetch: which requests are resent', () => {
+    it('resends TRACE, an idempotent method', async () => {
+      const { fn, calls } = scriptedFetch([status(503)]);
+      const res = await retryFetch('http://x.test/', { method: 'TRACE' }, { fetch: fn, backoff: fast });
+      expect(res.status).toBe(200);
+      expect(calls).toHaveLength(2);
+    });
+
+    it('resends a request whose body is null', async () => {
+      const { fn, calls } = scriptedFetch([status(503)]);
+      const res = await retryFetch('http://x.test/', { method: 'PUT', body: null }, { fetch: fn, backoff: fast });
+      expect(res.status).toBe(200);
+      expect(calls).toHaveLength(2);
+    });
+
+    it('does not take a blank Idempotency-Key (Unicode space only) as one', async () => {
+      const { fn, calls } = scriptedFetch([status(503)]);
+      const res = await retryFetch('http://x.test/', { method: 'POST', body: '{}', headers: { 'idempotency-key': '\u00a0' } }, { fetch: fn, backoff: fast });
+      expect(res.status).toBe(503);
+      expect(calls).toHaveLength(1);
+    });
+
+    it('asks the predicate about a 400 response as about any error status', async () => {
+      const { fn, calls } = scriptedFetch([status(400)]);
+      const res = await retryFetch('http://x.test/', undefined, { fetch: fn, backoff: fast, retryable: httpStatus(400) });
+      expect(res.status).toBe(200);
+      expect(calls).toHaveLength(2);
+    });
+
+    it('rejects with what the predicate throws, and cancels the response it was asked about', async () => {
+      const response = new Response('busy', { status: 503 });
+      const { fn } = scriptedFetch([() => response]);
+      const bug = (error: unknown): boolean => {
+        throw new Error('predicate bug', { cause: error });
+      };
+      const error = (await rejection(retryFetch('http://x.test/', undefined, { fetch: fn, retryable: bug }))) as Error;
+      expect(error.message).toBe('predicate bug');
+      expect(response.bodyUsed).toBe(true); // its body was cancelled
+    });
+  });
+
+  describe('retryFetch: the caller\'s two signals', () => {
+    it.each(['init', 'options'] as const)('sends nothing when the %s signal has already aborted', async (which) => {
+      const { fn, calls } = scriptedFetch([]);
+      const reason = new Error(`aborted before the call via ${which}`);
+      const aborted = AbortSignal.abort(reason);
+      const live = new AbortController().signal;
+      const call = retryFetch(
+        'http://x.test/',
+        { signal: which === 'init' ? aborted : live },
+        { fetch: fn, signal: which === 'init' ? live : aborted },
+      );
+      expect(await rejection(call)).toBe(reason);
+      expect(calls).toHaveLength(0);
+    });
+  });
+
+  describe('retryFetch: the returned response and the caller\'s signal', () => {
+    it('adds no listener to the caller\'s signal for a response without a body', async () => {
+      const { fn } = scriptedFetch([() => new Response(null, { status: 204 })]);
+      const controller = new AbortController();
+      const res = await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
+      expect(res.status).toBe(204);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    });
+
+    it('leaves no listener on the caller\'s signal once it has aborted', async () => {
+      const { fn } = scriptedFetch([]);
+      const controller = new AbortController();
+      await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      controller.abort(new Error('done'));
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    });
+
+    it('aborts the response\'s fetch when the caller aborted just as it arrived', async () => {
+      const { fn, calls } = scriptedFetch([]);
+      const controller = new AbortController();
+      const reason = new Error('gone');
+      // Budgets are user code; this one aborts the caller's signal the moment the attempt succeeds.
+      const budget = { record: (success: boolean) => (success ? controller.abort(reason) : undefined), canRetry: () => true };
+      const res = await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn, budget });
+      expect(res.status).toBe(200);
+      expect(calls[0]?.signal?.aborted).toBe(true);
+      expect(calls[0]?.signal?.reason).toBe(reason);
+    });
+
+    it('aborts a shared signal harmlessly after some returned responses were garbage-collected', async () => {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const shared = new AbortController();
+      const answer = (async () => new Response('body')) as typeof fetch;
+      for (let i = 0; i < 20; i++) await retryFetch('http://x.test/', { signal: shared.signal }, { fetch: answer });
+      const thrown: unknown[] = [];
+      const record = (error: unknown): void => {
+        thrown.push(error);
+      };
+      process.on('uncaughtException', record);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 10)); // the calls' last references go
+        gc(); // the responses' controllers go now; their registry entries only in a later task
+        shared.abort(new Error('shutdown'));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      } finally {
+        process.off('uncaughtException', record);
+      }
+      expect(thrown).toEqual([]);
+    });
+  });
+
+  describe('retryFetch in a runtime without parts of the fetch API', () => {
+    it.each(['FinalizationRegistry', 'WeakRef'])('without %s, returns responses (the caller\'s signal then stops only the call)', async (name) => {
+      vi.stubGlobal(name, undefined);
+      vi.resetModules();
+      const fresh = await import('../../src/fetch/retry-fetch.js');
+      const { fn } = scriptedFetch([]);
+      const controller = new AbortController();
+      const res = await fresh.retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
+      expect(await res.text()).toBe('ok');
+    });
+
+    it('without Request, takes a URL string', async () => {
+      vi.stubGlobal('Request', undefined);
+      const { fn } = scriptedFetch([]);
+      expect((await retryFetch('http://x.test/', undefined, { fetch: fn })).status).toBe(200);
+    });
+
+    it('without Blob, URLSearchParams or FormData, still sends a stream body once', async () => {
+      const { fn, calls } = scriptedFetch([status(503)]);
+      vi.stubGlobal('Blob', undefined);
+      vi.stubGlobal('URLSearchParams', undefined);
+      vi.stubGlobal('FormData', undefined);
+      const body = new ReadableStream({
+        start(controller) {
+          controller.close();
+        },
+      });
+      const res = await retryFetch('http://x.test/', { method: 'PUT', body, duplex: 'half' } as RequestInit, { fetch: fn, backoff: fast });
+      expect(res.status).toBe(503);
+      expect(calls).toHaveLength(1);
+    });
+  });
+
+  describe('retryFetch in virtual time', () => {
+    const clock = useVirtualClock();
+
+    it('sends nothing when options.signal aborts in the same tick as the call', async () => {
+      const { fn, calls } = scriptedFetch([]);
+      const controller = new AbortController();
+      const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, signal: controller.signal }));
+      controller.abort(new Error('changed my mind'));
+      await clock.tickAsync(0);
+      expect(call.state).toBe('rejected');
+      expect(calls).toHaveLength(0);
+    });
+
+    it('waits for a Retry-After equal to maxRetryAfterMs', async () => {
+      const { fn, calls } = scriptedFetch([status(503, { 'retry-after': '3' })]);
+      const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: fast, maxRetryAfterMs: 3000 }));
+      await clock.tickAsync(3000);
+      expect(calls).toHaveLength(2);
+      expect(call.value?.status).toBe(200);
+    });
+
+    it('applies maxRetryAfterMs to responses only: a network error asking for longer is still retried', async () => {
+      const { fn, calls } = scriptedFetch([
+        () => Promise.reject(Object.assign(new TypeError('fetch failed'), { retryAfterMs: 5000 })),
+      ]);
+      const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: fast, maxRetryAfterMs: 1000 }));
+      await clock.tickAsync(5000);
+      expect(calls).toHaveLength(2);
+      expect(call.value?.status).toBe(200);
+    });
+
+    it('with bufferBody, discards a response whose body ends after its attempt was abandoned', async () => {
+      const slow = new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            setTimeout(() => {
+              controller.enqueue(new TextEncoder().encode('slow body'));
+              controller.close();
+            }, 200);
+          },
+        }),
+      );
+      const { fn, calls } = scriptedFetch([() => slow]);
+      const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: fast, attemptTimeoutMs: 100, bufferBody: true }));
+      await clock.tickAsync(200);
+      expect(calls).toHaveLength(2);
+      expect(await call.value?.text()).toBe('ok');
+      expect(slow.bodyUsed).toBe(true); // its body was cancelled when it finally arrived
+    });
   });
 });

@@ -1,0 +1,209 @@
+/**
+ * Cloud Storage resumable uploads: the body goes to the session in chunks, and after a failure
+ * the session is asked how much it kept (`Content-Range: bytes *\/<total>`, answered by a 308
+ * whose `Range` names the bytes persisted), so the upload continues from there instead of from
+ * byte 0. The session URI names one upload, which makes every request of it safe to resend;
+ * which failures are worth a retry, and how long to wait, are `gcs()`'s for `objects.insert`.
+ * The protocol: Cloud Storage, "Resumable uploads", https://cloud.google.com/storage/docs/resumable-uploads
+ */
+import { describe } from '../describe.js';
+import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
+import { optionsBag } from '../presets/preset.js';
+import { type AttemptContext, retry } from '../retry.js';
+import type { FetchFunction } from './fetch-options.js';
+import { HttpStatusError } from './http-status-error.js';
+import { cancelBody } from './responses.js';
+import { retryFetch } from './retry-fetch.js';
+
+/** Cloud Storage takes chunks in multiples of this (the last one excepted). */
+const QUANTUM = 256 * 1024;
+
+/**
+ * A body `gcsResumableUpload` can slice without copying it: a `Blob` (a file in the browser,
+ * `fs.openAsBlob` in Node), an `ArrayBuffer` or a typed array such as a `Buffer`.
+ *
+ * @example
+ * const body: GcsUploadBody = await openAsBlob('backup.tar'); // node:fs, not read into memory
+ */
+export type GcsUploadBody = Blob | ArrayBuffer | ArrayBufferView;
+
+/**
+ * Options of {@link gcsResumableUpload}: `gcs()`'s overrides (deadline, backoff, attempts,
+ * signal, hooks, budget) plus the chunk size and the fetch to call.
+ *
+ * @example
+ * const options: GcsUploadOptions = { chunkSizeBytes: 32 * 1024 * 1024, deadlineMs: 120_000 };
+ */
+export interface GcsUploadOptions extends GcsCommonOptions {
+  /**
+   * Bytes per request: a multiple of 256 KiB (Cloud Storage's rule), default 8 MiB; `Infinity`
+   * sends the whole body in one request. Bigger chunks mean fewer requests; smaller ones, less
+   * to send again when a request fails before the service persisted it.
+   */
+  chunkSizeBytes?: number;
+  /** The fetch to call. Default: `globalThis.fetch`, looked up at the call. */
+  fetch?: FetchFunction;
+}
+
+/**
+ * An upload that cannot go on: the session expired or was cancelled (`'session-expired'`: HTTP
+ * 404 or 410; start a new session and upload again), or the service answered what the
+ * protocol does not allow (`'protocol'`).
+ *
+ * @example
+ * try {
+ *   await gcsResumableUpload(sessionUri, data);
+ * } catch (error) {
+ *   if (error instanceof GcsUploadError && error.reason === 'session-expired') sessionUri = await gcsStartResumableUpload(target);
+ * }
+ */
+export class GcsUploadError extends Error {
+  override readonly name = 'GcsUploadError';
+  /** Why the upload stopped. */
+  readonly reason: 'session-expired' | 'protocol';
+  /** The status of the answer that stopped it. */
+  readonly status: number;
+
+  constructor(reason: 'session-expired' | 'protocol', status: number, detail: string) {
+    super(`gcsResumableUpload: ${detail}`);
+    this.reason = reason;
+    this.status = status;
+  }
+}
+
+/** The offset after the bytes a 308's `Range: bytes=0-<last>` says were persisted; 0 without one. */
+function persistedOf(res: Response, total: number): number {
+  const range = res.headers.get('range');
+  if (range === null) return 0;
+  const last = /^bytes=0-(\d+)$/.exec(range.trim());
+  const offset = last === null ? NaN : Number(last[1]) + 1;
+  if (!(offset <= total)) throw new GcsUploadError('protocol', res.status, `the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
+  return offset;
+}
+
+/** Throws what an answer other than 200, 201 or 308 means. */
+function failure(res: Response): never {
+  cancelBody(res);
+  if (res.status === 404 || res.status === 410) {
+    throw new GcsUploadError('session-expired', res.status, `the upload session expired (HTTP ${res.status}); start a new session and upload again`);
+  }
+  if (res.status >= 400) throw new HttpStatusError(res, 'PUT');
+  throw new GcsUploadError('protocol', res.status, `unexpected HTTP ${res.status} from the upload session`);
+}
+
+/**
+ * Uploads `body` to a Cloud Storage resumable-upload session and resolves with the final
+ * response (200 or 201, the object's metadata as JSON). The body goes in chunks of
+ * `chunkSizeBytes`; when a request fails (a dropped connection, a 503 after part of the chunk
+ * was persisted), the session is asked how far it got and the upload continues from that byte:
+ * nothing persisted is sent again. Each chunk has its own run of retries under
+ * `gcs({ operation: 'objects.insert' })`'s policy (a deadline bounds the time without
+ * progress, not the whole upload), and every request is resent safely: the session URI names
+ * one upload. Rejects with a {@link GcsUploadError} when the session expired (404/410), with
+ * the `HttpStatusError` of a status not worth retrying, or with retry()'s `RetryError`.
+ *
+ * @example
+ * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'backups/db.tar', token });
+ * const res = await gcsResumableUpload(sessionUri, await readFile('db.tar'), { chunkSizeBytes: 16 * 1024 * 1024 });
+ * console.log((await res.json()).generation);
+ */
+export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUploadBody, options?: GcsUploadOptions): Promise<Response> {
+  const { own, overrides } = optionsBag('gcsResumableUpload', options, ['chunkSizeBytes', 'fetch']);
+  const chunk = own.chunkSizeBytes ?? 8 * 1024 * 1024;
+  if (!(chunk === Infinity || (typeof chunk === 'number' && Number.isInteger(chunk) && chunk > 0 && chunk % QUANTUM === 0))) {
+    throw new RangeError(`gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got ${describe(chunk)}`);
+  }
+  const send = (own.fetch ?? globalThis.fetch) as FetchFunction;
+  if (typeof send !== 'function') throw new TypeError(`gcsResumableUpload: options.fetch must be a function, got ${describe(send)}`);
+  const data = bytesOf(body);
+  const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
+  const total = data.size;
+  const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
+    send(sessionUri, { method: 'PUT', headers: { 'content-range': range }, body: part ?? null, signal: ctx.signal });
+
+  let offset = 0;
+  for (;;) {
+    // One run per chunk: its first attempt sends from the offset known; a retry first asks.
+    const res = await retry(async (ctx) => {
+      if (ctx.attempt > 1) {
+        const status = await put(ctx, `bytes */${total}`);
+        if (status.status === 200 || status.status === 201) return status;
+        if (status.status !== 308) failure(status);
+        offset = persistedOf(status, total);
+        cancelBody(status);
+      }
+      const end = Math.min(offset + (chunk as number), total);
+      const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
+      const answer = await put(ctx, range, data.slice(offset, end));
+      if (answer.status !== 308 && answer.status !== 200 && answer.status !== 201) failure(answer);
+      return answer;
+    }, policy);
+    if (res.status !== 308) return res;
+    offset = persistedOf(res, total);
+    cancelBody(res);
+  }
+}
+
+/** A body's size and a way to cut it, without copying. */
+function bytesOf(body: unknown): { size: number; slice(start: number, end: number): BodyInit } {
+  if (typeof Blob === 'function' && body instanceof Blob) return { size: body.size, slice: (start, end) => body.slice(start, end) };
+  const view =
+    body instanceof ArrayBuffer ? new Uint8Array(body) : ArrayBuffer.isView(body) ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength) : undefined;
+  if (view === undefined) throw new TypeError(`gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got ${describe(body)}`);
+  return { size: view.byteLength, slice: (start, end) => view.subarray(start, end) as Uint8Array<ArrayBuffer> };
+}
+
+/**
+ * What {@link gcsStartResumableUpload} needs: where the object goes, and the OAuth 2.0 access
+ * token to send; plus `gcs()`'s overrides and the fetch to call.
+ *
+ * @example
+ * const target: GcsUploadTarget = { bucket: 'my-bucket', name: 'logs/today.txt', token, contentType: 'text/plain' };
+ */
+export interface GcsUploadTarget extends GcsCommonOptions {
+  bucket: string;
+  /** The object name. */
+  name: string;
+  /** An OAuth 2.0 access token, sent as `Authorization: Bearer <token>`. */
+  token: string;
+  /** The object's Content-Type, sent as `X-Upload-Content-Type`. */
+  contentType?: string;
+  /** The JSON API's root. Default `https://storage.googleapis.com`. */
+  baseUrl?: string;
+  /** The fetch to call. Default: `globalThis.fetch`. */
+  fetch?: FetchFunction;
+}
+
+/**
+ * Starts a resumable upload (`POST …/upload/storage/v1/b/<bucket>/o?uploadType=resumable`)
+ * and resolves with the session URI (the `Location` of the answer) for {@link gcsResumableUpload}.
+ * Retried under `gcs({ operation: 'objects.insert' })`'s policy: starting a session writes
+ * nothing, and a session never used expires on its own, so sending it again is safe. Rejects
+ * with the `HttpStatusError` of an answer that is not a 200 with a `Location`.
+ *
+ * @example
+ * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'report.csv', token, contentType: 'text/csv' });
+ * await gcsResumableUpload(sessionUri, new Blob([csv]));
+ */
+export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
+  const keys = ['bucket', 'name', 'token', 'contentType', 'baseUrl', 'fetch'];
+  const { own, overrides } = optionsBag('gcsStartResumableUpload', target, keys);
+  for (const key of ['bucket', 'name', 'token']) {
+    if (typeof own[key] !== 'string' || own[key] === '') {
+      throw new TypeError(`gcsStartResumableUpload: target.${key} must be a non-empty string, got ${describe(own[key])}`);
+    }
+  }
+  const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
+  const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}`;
+  const headers: Record<string, string> = { authorization: `Bearer ${own.token as string}`, 'content-type': 'application/json; charset=UTF-8' };
+  if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
+  const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
+  const res = await retryFetch(url, { method: 'POST', headers, body: JSON.stringify({ name: own.name }) }, { ...policy, fetch: own.fetch as FetchFunction | undefined });
+  const location = res.headers.get('location');
+  if (!res.ok || location === null) {
+    cancelBody(res);
+    throw new HttpStatusError(res, 'POST');
+  }
+  cancelBody(res);
+  return location;
+}

@@ -1,0 +1,156 @@
+// Cloud Storage resumable uploads against a loopback server that behaves like Google's storage
+// testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
+import { afterEach, describe, expect, it } from 'vitest';
+import { GcsUploadError, HttpStatusError, RetryError, gcsResumableUpload, gcsStartResumableUpload } from '../../src/index.js';
+import { type Testbench, pattern, startTestbench } from './testbench.js';
+
+const KiB = 1024;
+const quick = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' as const }, deadlineMs: 10_000 };
+
+const benches: Testbench[] = [];
+afterEach(async () => {
+  await Promise.all(benches.splice(0).map((bench) => bench.close()));
+});
+
+async function session(name = 'obj.bin'): Promise<{ tb: Testbench; uri: string }> {
+  const tb = await startTestbench();
+  benches.push(tb);
+  const uri = await gcsStartResumableUpload({ bucket: 'bucket', name, token: 't0ken', baseUrl: tb.base, contentType: 'application/octet-stream' });
+  return { tb, uri };
+}
+
+/** Every PUT after the session started: its Content-Range and how many bytes it carried. */
+const puts = (tb: Testbench) => tb.seen.filter((s) => s.method === 'PUT').map((s) => ({ range: s.headers['content-range'], bytes: s.bodyBytes }));
+
+describe('gcsResumableUpload on loopback', () => {
+  it('starts a session with two calls\' worth of input: POST uploadType=resumable, bearer token, Location back', async () => {
+    const { tb, uri } = await session('dir/a b.txt');
+    const post = tb.seen[0];
+    expect(post?.method).toBe('POST');
+    expect(post?.url.pathname).toBe('/upload/storage/v1/b/bucket/o');
+    expect(post?.url.searchParams.get('uploadType')).toBe('resumable');
+    expect(post?.url.searchParams.get('name')).toBe('dir/a b.txt');
+    expect(post?.headers.authorization).toBe('Bearer t0ken');
+    expect(post?.headers['x-upload-content-type']).toBe('application/octet-stream');
+    expect(uri).toMatch(/upload_id=session-1$/);
+    const res = await gcsResumableUpload(uri, new TextEncoder().encode('hello'), quick);
+    expect(res.status).toBe(200);
+    expect((await res.json()).name).toBe('dir/a b.txt');
+    expect(tb.objects.get('dir/a b.txt')?.data.toString()).toBe('hello');
+  });
+
+  it('conformance scenario 7 (handle_complex_retries, return-503-after-256K): the request after the 503 starts at the persisted offset', async () => {
+    const { tb, uri } = await session();
+    const data = pattern(1024 * KiB);
+    tb.uploadFaults.push({ fail503After: 256 * KiB });
+    const res = await gcsResumableUpload(uri, data, { ...quick, chunkSizeBytes: Infinity });
+    expect(res.status).toBe(200);
+    expect(tb.objects.get('obj.bin')?.data.equals(data)).toBe(true);
+    expect(puts(tb)).toEqual([
+      { range: `bytes 0-${1024 * KiB - 1}/${1024 * KiB}`, bytes: 1024 * KiB },
+      // Where does the session stand? 308, Range: bytes=0-262143.
+      { range: `bytes */${1024 * KiB}`, bytes: 0 },
+      { range: `bytes 262144-${1024 * KiB - 1}/${1024 * KiB}`, bytes: 768 * KiB },
+    ]);
+  });
+
+  it('uploads in chunks, resumes after a reset at the offset the session reports, and sends no persisted byte twice', async () => {
+    const { tb, uri } = await session();
+    const data = pattern(1000 * KiB);
+    // PUTs: chunk 0 ok, chunk 1 reset (nothing persisted), status query, chunk 1 again, ...
+    tb.uploadFaults.push('ok', 'reset');
+    const res = await gcsResumableUpload(new URL(uri), new Blob([new Uint8Array(data)]), { ...quick, chunkSizeBytes: 256 * KiB });
+    expect(res.status).toBe(200);
+    expect(tb.objects.get('obj.bin')?.data.equals(data)).toBe(true);
+    const total = 1000 * KiB;
+    expect(puts(tb).map((p) => p.range)).toEqual([
+      `bytes 0-262143/${total}`,
+      `bytes 262144-524287/${total}`,
+      `bytes */${total}`,
+      `bytes 262144-524287/${total}`,
+      `bytes 524288-786431/${total}`,
+      `bytes 786432-${total - 1}/${total}`,
+    ]);
+  });
+
+  it('a 503 after part of a chunk was persisted: the rest of the chunk only, then on', async () => {
+    const { tb, uri } = await session();
+    const data = pattern(2048 * KiB);
+    tb.uploadFaults.push({ fail503After: 512 * KiB });
+    await gcsResumableUpload(uri, new Uint8Array(data).buffer, { ...quick, chunkSizeBytes: 1024 * KiB });
+    expect(tb.objects.get('obj.bin')?.data.equals(data)).toBe(true);
+    const sent = puts(tb);
+    expect(sent.map((p) => p.range)).toEqual([
+      'bytes 0-1048575/2097152',
+      'bytes */2097152',
+      'bytes 524288-1572863/2097152',
+      'bytes 1572864-2097151/2097152',
+    ]);
+    // Beyond the break nothing was sent twice: the bytes sent are the object plus what the 503 dropped.
+    expect(sent.reduce((sum, p) => sum + p.bytes, 0)).toBe(data.length + 512 * KiB);
+  });
+
+  it('rejects with GcsUploadError "session-expired" on 410, not retried', async () => {
+    const { tb, uri } = await session();
+    tb.uploadFaults.push('gone');
+    const error = await gcsResumableUpload(uri, pattern(10), quick).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect((error as GcsUploadError).reason).toBe('session-expired');
+    expect((error as GcsUploadError).message).toContain('expired (HTTP 410)');
+    expect(puts(tb)).toHaveLength(1);
+  });
+
+  it('gives up like any retry: out of attempts, a RetryError whose cause is the last 503', async () => {
+    const { tb, uri } = await session();
+    tb.uploadFaults.push({ fail503After: 0 }, 'ok', { fail503After: 0 });
+    const error = await gcsResumableUpload(uri, pattern(300 * KiB), { ...quick, maxAttempts: 2 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryError);
+    expect((error as RetryError).cause).toBeInstanceOf(HttpStatusError);
+    expect(((error as RetryError).cause as HttpStatusError).status).toBe(503);
+  });
+
+  it('validates its options and body, naming the field', async () => {
+    await expect(gcsResumableUpload('http://127.0.0.1:9/', pattern(1), { chunkSizeBytes: 1000 })).rejects.toThrow(
+      'gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got 1000',
+    );
+    await expect(gcsResumableUpload('http://127.0.0.1:9/', 'text' as never)).rejects.toThrow(
+      'gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got "text"',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: '', token: 't' })).rejects.toThrow(
+      'gcsStartResumableUpload: target.name must be a non-empty string, got ""',
+    );
+  });
+});
+
+describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
+  it('uploads an empty body with one "bytes */0" request', async () => {
+    const ranges: string[] = [];
+    const fn: typeof fetch = async (_input, init) => {
+      ranges.push(new Headers(init?.headers).get('content-range') ?? '');
+      return new Response('{"size":"0"}', { status: 201 });
+    };
+    const res = await gcsResumableUpload('http://x.test/s', new Uint8Array(0), { ...quick, fetch: fn });
+    expect(res.status).toBe(201);
+    expect(ranges).toEqual(['bytes */0']);
+  });
+
+  it('rejects with GcsUploadError "protocol" when a 308 names bytes past the end', async () => {
+    const fn: typeof fetch = async () => new Response(null, { status: 308, headers: { range: 'bytes=0-999' } });
+    const error = (await gcsResumableUpload('http://x.test/s', new Uint8Array(10), { ...quick, fetch: fn }).catch((e: unknown) => e)) as GcsUploadError;
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
+  });
+
+  it('gcsStartResumableUpload rejects with the HttpStatusError of a 403, not retried', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return new Response('forbidden', { status: 403 });
+    };
+    const error = (await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn, ...quick }).catch((e: unknown) => e)) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(403);
+    expect(calls).toBe(1);
+  });
+});

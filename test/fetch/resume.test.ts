@@ -1,0 +1,386 @@
+// Download resume in retryFetch. The byte tests run on real loopback sockets against a server
+// that behaves like Google's storage testbench (test/fetch/testbench.ts), with 1 ms backoff;
+// the timing tests run in virtual time with an injected fetch whose bodies break on cue.
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpStatusError, ResumeError, RetryError, type RetryEvent, type RetryFetchOptions, gcs, retryFetch } from '../../src/index.js';
+import { track, useVirtualClock } from '../helpers/clock.js';
+import { type Testbench, pattern, startTestbench } from './testbench.js';
+
+const KiB = 1024;
+const quick: RetryFetchOptions = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' }, deadlineMs: 10_000 };
+
+const benches: Testbench[] = [];
+afterEach(async () => {
+  await Promise.all(benches.splice(0).map((bench) => bench.close()));
+});
+
+async function bench(name: string, data: Buffer, generation = '1700000000000001'): Promise<Testbench> {
+  const tb = await startTestbench();
+  benches.push(tb);
+  tb.objects.set(name, { data, generation });
+  return tb;
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (error: unknown) => error,
+  );
+}
+
+/** Every GET the server saw: its Range header (or null) and the bytes it sent back. */
+const gets = (tb: Testbench) => tb.seen.filter((s) => s.method === 'GET').map((s) => ({ range: s.headers.range ?? null, sent: s.sentBytes }));
+
+describe('retryFetch resumes a broken download on loopback', () => {
+  it('conformance scenario 8 (downloads_handle_complex_retries, return-broken-stream-after-256K): resumes with Range: bytes=262144-', async () => {
+    const data = pattern(1024 * KiB);
+    const tb = await bench('big.bin', data);
+    tb.downloadFaults.push({ breakAfter: 256 * KiB });
+    const res = await retryFetch(tb.mediaUrl('big.bin'), undefined, { ...gcs({ operation: 'objects.get' }), ...quick });
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.equals(data)).toBe(true);
+    expect(gets(tb)).toEqual([
+      { range: null, sent: 256 * KiB },
+      { range: 'bytes=262144-', sent: 768 * KiB },
+    ]);
+    // Cloud Storage pins the version by generation, in the query.
+    expect(tb.seen[1]?.url.searchParams.get('generation')).toBe('1700000000000001');
+    // Nothing was downloaded twice: the bytes sent add up to the object.
+    expect(gets(tb).reduce((sum, g) => sum + g.sent, 0)).toBe(data.length);
+  });
+
+  it('continues the same stream for res.body.getReader(), across two breaks', async () => {
+    const data = pattern(600 * KiB);
+    const tb = await bench('o', data);
+    tb.downloadFaults.push({ breakAfter: 100 * KiB }, { breakAfter: 200 * KiB });
+    const res = await retryFetch(tb.mediaUrl('o'), undefined, quick);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const chunks: Uint8Array[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    expect(Buffer.concat(chunks).equals(data)).toBe(true);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${100 * KiB}-`, `bytes=${300 * KiB}-`]);
+    expect(res.url).toBe(tb.mediaUrl('o'));
+  });
+
+  it('text() works too, and a plain server gets If-Unmodified-Since from Last-Modified', async () => {
+    const data = Buffer.from('x'.repeat(300 * KiB));
+    const tb = await bench('plain', data);
+    (tb.objects.get('plain') as { lastModifiedOnly?: boolean }).lastModifiedOnly = true;
+    tb.downloadFaults.push({ breakAfter: 64 * KiB });
+    const res = await retryFetch(tb.mediaUrl('plain'), undefined, quick);
+    expect(await res.text()).toBe(data.toString());
+    expect(tb.seen[1]?.headers['if-unmodified-since']).toBe('Tue, 01 Sep 2026 10:00:00 GMT');
+    expect(tb.seen[1]?.headers.range).toBe(`bytes=${64 * KiB}-`);
+  });
+
+  it('sends If-Match with the strong ETag when there is no generation', async () => {
+    const data = pattern(200 * KiB);
+    const tb = await bench('e', data);
+    tb.downloadFaults.push({ breakAfter: 50 * KiB });
+    // A fetch that hides x-goog-generation: the server looks like any web server with ETags.
+    const noGeneration: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const headers = new Headers(res.headers);
+      headers.delete('x-goog-generation');
+      return new Response(res.body, { status: res.status, headers });
+    };
+    const res = await retryFetch(tb.mediaUrl('e'), undefined, { ...quick, fetch: noGeneration });
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    expect(tb.seen[1]?.headers['if-match']).toBe('"1700000000000001"');
+    expect(tb.seen[1]?.url.searchParams.has('generation')).toBe(false);
+  });
+
+  it('fails the stream with ResumeError "changed" when the object was overwritten (If-Match → 412)', async () => {
+    const tb = await bench('c', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 50 * KiB });
+    const noGeneration: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      // Overwritten between the first request and the resume.
+      tb.objects.set('c', { data: pattern(10), generation: '2' });
+      const headers = new Headers(res.headers);
+      headers.delete('x-goog-generation');
+      return new Response(res.body, { status: res.status, headers });
+    };
+    const res = await retryFetch(tb.mediaUrl('c'), undefined, { ...quick, fetch: noGeneration });
+    const error = await rejection(res.arrayBuffer());
+    expect(error).toBeInstanceOf(ResumeError);
+    expect((error as ResumeError).reason).toBe('changed');
+    expect((error as ResumeError).message).toMatch(/changed since the download began.*412/);
+    expect(gets(tb)).toHaveLength(2);
+  });
+
+  it('fails the stream with ResumeError "changed" when the 206 carries another ETag', async () => {
+    const tb = await bench('d', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 50 * KiB });
+    let calls = 0;
+    const otherEtag: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (++calls === 1) return res;
+      const headers = new Headers(res.headers);
+      headers.set('etag', '"another"');
+      return new Response(res.body, { status: res.status, headers });
+    };
+    const res = await retryFetch(tb.mediaUrl('d'), undefined, { ...quick, fetch: otherEtag });
+    const error = (await rejection(res.text())) as ResumeError;
+    expect(error.reason).toBe('changed');
+    expect(error.receivedBytes).toBe(50 * KiB);
+  });
+
+  it('fails with ResumeError "range-ignored" when a server ignores Range after bytes were read', async () => {
+    const tb = await bench('r', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 50 * KiB }, 'ignore-range');
+    const res = await retryFetch(tb.mediaUrl('r'), undefined, quick);
+    const error = (await rejection(res.arrayBuffer())) as ResumeError;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.reason).toBe('range-ignored');
+    expect(error.message).toContain('ignored "Range: bytes=51200-"');
+  });
+
+  it('restarts from 0 when a server ignores Range before any byte was read', async () => {
+    const data = pattern(200 * KiB);
+    const tb = await bench('z', data);
+    tb.downloadFaults.push({ breakAfter: 0 }, 'ignore-range');
+    const res = await retryFetch(tb.mediaUrl('z'), undefined, quick);
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    expect(gets(tb)).toEqual([
+      { range: null, sent: 0 },
+      { range: 'bytes=0-', sent: data.length },
+    ]);
+  });
+
+  it('with bufferBody, the next attempt asks only for the rest; a server ignoring Range restarts the buffer', async () => {
+    const data = pattern(300 * KiB);
+    const tb = await bench('b', data);
+    tb.downloadFaults.push({ breakAfter: 100 * KiB }, { breakAfter: 10 * KiB }, 'ignore-range');
+    const res = await retryFetch(tb.mediaUrl('b'), undefined, { ...quick, bufferBody: true });
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${100 * KiB}-`, `bytes=${110 * KiB}-`]);
+  });
+
+  it('counts resumes as attempts: out of attempts, the stream fails with RetryError "attempts", onRetry told each break', async () => {
+    const tb = await bench('a', pattern(300 * KiB));
+    tb.downloadFaults.push({ breakAfter: 10 * KiB }, { breakAfter: 10 * KiB }, { breakAfter: 10 * KiB });
+    const events: RetryEvent[] = [];
+    const res = await retryFetch(tb.mediaUrl('a'), undefined, { ...quick, maxAttempts: 3, onRetry: (e) => events.push(e) });
+    const error = (await rejection(res.arrayBuffer())) as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('attempts');
+    expect((error.cause as Error).message).toBe('terminated');
+    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${10 * KiB}-`, `bytes=${20 * KiB}-`]);
+    expect(error.attempts).toBe(3);
+    // Numbered as the call's attempts: the breaks of attempts 1 and 2 were retried.
+    expect(events.map((e) => [e.attempt, (e.error as Error).message])).toEqual([
+      [1, 'terminated'],
+      [2, 'terminated'],
+    ]);
+  });
+
+  it('with resume: false, hands the broken body over as fetch does', async () => {
+    const tb = await bench('f', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 10 * KiB });
+    const res = await retryFetch(tb.mediaUrl('f'), undefined, { ...quick, resume: false });
+    expect(((await rejection(res.arrayBuffer())) as Error).message).toBe('terminated');
+    expect(gets(tb)).toHaveLength(1);
+  });
+
+  it('does not resume after the caller aborted: the body fails with the reason', async () => {
+    const tb = await bench('s', pattern(2048 * KiB));
+    const controller = new AbortController();
+    const res = await retryFetch(tb.mediaUrl('s'), { signal: controller.signal }, quick);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const reason = new Error('enough');
+    controller.abort(reason);
+    let error: unknown;
+    try {
+      for (let r = await reader.read(); !r.done; r = await reader.read());
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBe(reason);
+    expect(gets(tb)).toHaveLength(1);
+  });
+
+  it('does not resume a request that carries its own Range, nor a content-encoded body', async () => {
+    const tb = await bench('n', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 10 * KiB }, { breakAfter: 10 * KiB });
+    const own = await retryFetch(tb.mediaUrl('n'), { headers: { range: 'bytes=0-' } }, quick);
+    expect(((await rejection(own.arrayBuffer())) as Error).message).toBe('terminated');
+    // fetch decodes a gzip body: its offsets are not the ones a Range counts.
+    const gzipped: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      const headers = new Headers(res.headers);
+      headers.set('content-encoding', 'gzip');
+      return new Response(res.body, { status: res.status, headers });
+    };
+    const encoded = await retryFetch(tb.mediaUrl('n'), undefined, { ...quick, fetch: gzipped });
+    expect(((await rejection(encoded.arrayBuffer())) as Error).message).toBe('terminated');
+    expect(gets(tb)).toHaveLength(2);
+  });
+
+  it('rejects a bad resume option, naming it', () => {
+    expect(() => retryFetch('http://127.0.0.1:9/', undefined, { resume: 'yes' as unknown as boolean })).toThrow(
+      'retryFetch: options.resume must be a boolean, got "yes"',
+    );
+  });
+});
+
+describe('retryFetch resume in virtual time', () => {
+  const clock = useVirtualClock();
+
+  /** A 200 whose body sends `bytes` bytes, then breaks with `error` (or ends when error is undefined). */
+  function breaking(bytes: number, error: Error | undefined, headers: Record<string, string>, status = 200): Response {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(bytes).fill(0x61));
+      },
+      // The break (or the end) comes once the bytes were read: an error would drop queued chunks.
+      pull(controller) {
+        if (error === undefined) controller.close();
+        else controller.error(error);
+      },
+    });
+    return new Response(body, { status, headers });
+  }
+
+  it('waits the backoff before the resumed request, as after any failed attempt', async () => {
+    const requests: Array<{ at: number; range: string | null }> = [];
+    const fn: typeof fetch = async (_input, init) => {
+      const range = new Headers(init?.headers).get('range');
+      requests.push({ at: Date.now(), range });
+      return range === null
+        ? breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' })
+        : breaking(10, undefined, { etag: '"v1"', 'content-range': 'bytes 10-19/20' }, 206);
+    };
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 500, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+    });
+    const text = track(res.text());
+    await clock.tickAsync(499);
+    expect(requests).toEqual([{ at: 0, range: null }]);
+    await clock.tickAsync(1);
+    expect(requests).toEqual([
+      { at: 0, range: null },
+      { at: 500, range: 'bytes=10-' },
+    ]);
+    await clock.runAllAsync();
+    expect(text.state).toBe('resolved');
+    expect(text.value).toBe('a'.repeat(20));
+  });
+
+  it('stops at once when the caller aborts during a resume\'s backoff: the body fails with the reason, nothing sent', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+    };
+    const controller = new AbortController();
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      signal: controller.signal,
+      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+    });
+    const text = track(res.text());
+    await clock.tickAsync(400);
+    const reason = new Error('shutting down');
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(text.state).toBe('rejected');
+    expect(text.error).toBe(reason);
+    await clock.runAllAsync();
+    expect(calls).toBe(1);
+  });
+
+  it('keeps the call\'s deadline: a break after it fails the stream with RetryError "deadline", no request sent', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(10));
+        },
+        pull(controller) {
+          // The break comes 2 s after the headers: past the 1 s deadline.
+          return new Promise((resolve) => setTimeout(resolve, 2000)).then(() => controller.error(new TypeError('terminated')));
+        },
+      });
+      return new Response(body, { headers: { etag: '"v1"', 'content-length': '20' } });
+    };
+    const res = await retryFetch('http://x.test/', undefined, { fetch: fn, deadlineMs: 1000 });
+    const text = track(res.text());
+    await clock.tickAsync(2000);
+    expect(text.state).toBe('rejected');
+    const error = text.error as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('deadline');
+    expect(calls).toBe(1);
+  });
+});
+
+describe('retryFetch resume: what a resumed answer must be (injected fetch, real Responses)', () => {
+  /** First answer: a 200 of 20 bytes with `headers` that breaks after 10; then `next` for each resume. */
+  function script(headers: Record<string, string>, next: Array<() => Response>) {
+    const seen: Headers[] = [];
+    const urls: string[] = [];
+    const fn: typeof fetch = async (input, init) => {
+      seen.push(new Headers(init?.headers));
+      urls.push(String(input));
+      if (seen.length === 1) {
+        const body = new ReadableStream<Uint8Array>({
+          start: (c) => c.enqueue(new Uint8Array(10).fill(0x61)),
+          pull: (c) => c.error(new TypeError('terminated')),
+        });
+        return new Response(body, { headers: { 'content-length': '20', ...headers } });
+      }
+      return (next[seen.length - 2] ?? (() => new Response('?', { status: 500 })))();
+    };
+    return { fn, seen, urls };
+  }
+  const partial = (headers: Record<string, string>, status = 206) => () => new Response('b'.repeat(10), { status, headers });
+
+  it.each([
+    ['starts elsewhere', { 'content-range': 'bytes 0-19/20' }],
+    ['has no Content-Range', {}],
+    ['is of another length', { 'content-range': 'bytes 10-29/30' }],
+  ])('fails with "bad-range" when the 206 %s', async (_what, headers) => {
+    const { fn } = script({ etag: '"v1"' }, [partial(headers)]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    const error = (await rejection(res.text())) as ResumeError;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.reason).toBe('bad-range');
+  });
+
+  it('fails with "changed" when the 206 is of another generation', async () => {
+    const { fn, urls } = script({ 'x-goog-generation': '7' }, [partial({ 'content-range': 'bytes 10-19/20', 'x-goog-generation': '8' })]);
+    const res = await retryFetch('http://x.test/o?alt=media', undefined, { ...quick, fetch: fn });
+    expect(((await rejection(res.text())) as ResumeError).reason).toBe('changed');
+    expect(urls[1]).toBe('http://x.test/o?alt=media&generation=7');
+  });
+
+  it('takes no weak ETag as a validator: If-Unmodified-Since from Last-Modified instead', async () => {
+    const lastModified = 'Mon, 01 Jun 2026 00:00:00 GMT';
+    const { fn, seen } = script({ etag: 'W/"v1"', 'last-modified': lastModified }, [partial({ 'content-range': 'bytes 10-19/20' })]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
+    expect(seen[1]?.get('if-match')).toBeNull();
+    expect(seen[1]?.get('if-unmodified-since')).toBe(lastModified);
+    expect(seen[1]?.get('range')).toBe('bytes=10-');
+  });
+
+  it('retries a 503 to the resume request like any retryable answer; a 404 fails the body with its HttpStatusError', async () => {
+    const ok = script({ etag: '"v1"' }, [() => new Response('busy', { status: 503 }), partial({ 'content-range': 'bytes 10-19/20', etag: '"v1"' })]);
+    const res = await retryFetch('http://x.test/o', { headers: { 'x-kept': 'yes' } }, { ...quick, fetch: ok.fn });
+    expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
+    expect(ok.seen.map((h) => h.get('range'))).toEqual([null, 'bytes=10-', 'bytes=10-']);
+    // The caller's own headers go with every resume request.
+    expect(ok.seen[2]?.get('x-kept')).toBe('yes');
+    const gone = script({ etag: '"v1"' }, [() => new Response('gone', { status: 404 })]);
+    const res2 = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: gone.fn });
+    const error = (await rejection(res2.text())) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(404);
+  });
+});
