@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { RetryError, withRetry } from '../src/index.js';
-import { httpError, track, useVirtualClock } from './helpers/clock.js';
+import { RetryError, withRetry } from '../../src/index.js';
+import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
 
