@@ -8,10 +8,13 @@ export { type BackoffPolicy, type Jitter, DEFAULT_BACKOFF, computeDelay } from '
 export {
   type AttemptContext,
   type AttemptThrottle,
+  type GiveUpEvent,
+  type GiveUpReason,
   type RetryBudget,
   type RetryErrorReason,
   type RetryEvent,
   type RetryOptions,
+  type SuccessEvent,
   RetryError,
   TimeoutError,
   isRetryError,

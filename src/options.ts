@@ -5,7 +5,7 @@
 import { type BackoffPolicy, DEFAULT_BACKOFF, notAnOptionsObject, readBackoffPolicy } from './backoff.js';
 import { describe } from './describe.js';
 import { type RetryPredicate, isTransient } from './predicates.js';
-import type { AttemptContext, AttemptThrottle, RetryBudget, RetryEvent, RetryOptions } from './retry.js';
+import type { AttemptContext, AttemptThrottle, GiveUpEvent, RetryBudget, RetryEvent, RetryOptions, SuccessEvent } from './retry.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
@@ -23,9 +23,13 @@ export interface RetryConfig {
   /** `Infinity` when there is no per-attempt limit. */
   readonly attemptTimeoutMs: number;
   readonly retryable: RetryPredicate;
-  readonly idempotent: boolean | ((ctx: AttemptContext) => boolean);
+  readonly idempotent: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  readonly retryOnResult: ((value: unknown, ctx: AttemptContext) => boolean) | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onRetry: (event: RetryEvent) => void;
+  /** undefined when not given: the success path then skips the clock read and the event. */
+  readonly onSuccess: ((event: SuccessEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
@@ -63,8 +67,11 @@ const KNOWN = {
   attemptTimeoutMs: 1,
   retryable: 1,
   idempotent: 1,
+  retryOnResult: 1,
   signal: 1,
   onRetry: 1,
+  onSuccess: 1,
+  onGiveUp: 1,
   budget: 1,
   throttle: 1,
   rng: 1,
@@ -91,6 +98,9 @@ function validate(options: RetryOptions): RetryConfig {
   let idempotent: unknown;
   let signal: unknown;
   let onRetry: unknown;
+  let retryOnResult: unknown;
+  let onSuccess: unknown;
+  let onGiveUp: unknown;
   let budget: unknown;
   let throttle: unknown;
   let rng: unknown;
@@ -107,6 +117,9 @@ function validate(options: RetryOptions): RetryConfig {
       case 'idempotent': idempotent = value; break;
       case 'signal': signal = value; break;
       case 'onRetry': onRetry = value; break;
+      case 'retryOnResult': retryOnResult = value; break;
+      case 'onSuccess': onSuccess = value; break;
+      case 'onGiveUp': onGiveUp = value; break;
       case 'budget': budget = value; break;
       case 'throttle': throttle = value; break;
       case 'rng': rng = value; break;
@@ -140,8 +153,11 @@ function validate(options: RetryOptions): RetryConfig {
     (attemptTimeoutMs as number | undefined) ?? Infinity,
     optionalFunction('retryable', retryable as RetryPredicate | undefined) ?? isTransient,
     (idempotent as RetryConfig['idempotent'] | undefined) ?? true,
+    optionalFunction('retryOnResult', retryOnResult as RetryConfig['retryOnResult']),
     signal as AbortSignal | undefined,
     optionalFunction('onRetry', onRetry as RetryConfig['onRetry'] | undefined) ?? ignoreEvent,
+    optionalFunction('onSuccess', onSuccess as RetryConfig['onSuccess']),
+    optionalFunction('onGiveUp', onGiveUp as RetryConfig['onGiveUp']),
     budget as RetryBudget | undefined,
     throttle as AttemptThrottle | undefined,
     optionalFunction('rng', rng as (() => number) | undefined) ?? Math.random,
@@ -173,15 +189,18 @@ function makeConfig(
   deadlineMs: number,
   attemptTimeoutMs: number,
   retryable: RetryPredicate,
-  idempotent: boolean | ((ctx: AttemptContext) => boolean),
+  idempotent: RetryConfig['idempotent'],
+  retryOnResult: RetryConfig['retryOnResult'],
   signal: AbortSignal | undefined,
   onRetry: (event: RetryEvent) => void,
+  onSuccess: RetryConfig['onSuccess'],
+  onGiveUp: RetryConfig['onGiveUp'],
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
   rng: () => number,
   unref: boolean,
 ): RetryConfig {
-  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng, unref };
+  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, budget, throttle, rng, unref };
 }
 
 /** The configuration of `retry(fn)` without options. */
@@ -193,7 +212,10 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   isTransient,
   true,
   undefined,
+  undefined,
   ignoreEvent,
+  undefined,
+  undefined,
   undefined,
   undefined,
   Math.random,

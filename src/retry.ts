@@ -49,11 +49,56 @@ export interface AttemptContext {
 export interface RetryEvent {
   /** The attempt that just failed (1-based). */
   readonly attempt: number;
-  /** What it failed with. */
+  /** What it failed with; `undefined` when it returned a value that `retryOnResult` rejected. */
   readonly error: unknown;
+  /** The value `retryOnResult` rejected, when the attempt returned one. */
+  readonly value?: unknown;
   /** How long the loop will now wait, in milliseconds. */
   readonly delayMs: number;
   /** Milliseconds since `retry()` was called. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Every way a call can end without a value, as `onGiveUp` reports it: out of attempts, time or
+ * budget (the call rejects with a `RetryError` of that reason), an error that is not retryable
+ * or an operation that is not idempotent (it rejects with the error itself), the caller's abort
+ * (`signal.reason`), or the adaptive throttle's refusal (its `ThrottledError`).
+ *
+ * @example
+ * const onGiveUp = ({ reason }: GiveUpEvent) => metrics.count(`retry_gave_up_${reason}`);
+ */
+export type GiveUpReason = RetryErrorReason | 'not-retryable' | 'not-idempotent' | 'aborted' | 'throttled';
+
+/**
+ * Passed to `onSuccess` once, when the call resolves.
+ *
+ * @example
+ * retry(call, { onSuccess: ({ attempts, elapsedMs }) => metrics.record('retry_attempts', attempts, { elapsedMs }) });
+ */
+export interface SuccessEvent<T = unknown> {
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
+  readonly elapsedMs: number;
+  /** What the call resolves with. */
+  readonly value: T;
+}
+
+/**
+ * Passed to `onGiveUp` once, when the call rejects.
+ *
+ * @example
+ * retry(call, { onGiveUp: ({ reason, attempts, error }) => log.warn(`gave up (${reason}) after ${attempts} attempts`, error) });
+ */
+export interface GiveUpEvent {
+  /** Why the call ended without a value. */
+  readonly reason: GiveUpReason;
+  /** What the call rejects with. */
+  readonly error: unknown;
+  /** Attempts made, the first included (0 when the signal had aborted before the first). */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
   readonly elapsedMs: number;
 }
 
@@ -105,7 +150,7 @@ export interface AttemptThrottle {
  * };
  * await retry(call, options);
  */
-export interface RetryOptions {
+export interface RetryOptions<T = unknown> {
   /** Backoff policy; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). */
   backoff?: Partial<BackoffPolicy>;
   /** Total attempts, the first included. Default `Infinity` (the deadline ends the loop). */
@@ -116,12 +161,26 @@ export interface RetryOptions {
   attemptTimeoutMs?: number;
   /** Is this error transient? Default `isTransient`. */
   retryable?: RetryPredicate;
-  /** Is the operation safe to send again? Default `true`. When false, no error is retried. */
-  idempotent?: boolean | ((ctx: AttemptContext) => boolean);
+  /**
+   * Is the operation safe to send again, after this attempt's failure? Default `true`. When
+   * false, no error is retried. A function also gets the error it is judging (`undefined` for
+   * a value `retryOnResult` rejected).
+   */
+  idempotent?: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  /**
+   * Is this value not the answer yet? When it returns true, the attempt counts as a transient
+   * failure (same backoff, deadline, budget and hooks); giving up rejects with a `RetryError`
+   * whose `value` is the last value. For polling (an operation's `done`, a job's status).
+   */
+  retryOnResult?: (value: T, ctx: AttemptContext) => boolean;
   /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
   signal?: AbortSignal;
   /** Called before each sleep; an exception it throws is ignored. */
   onRetry?: (event: RetryEvent) => void;
+  /** Called once when the call resolves. May be async; what it throws or rejects is ignored. */
+  onSuccess?: (event: SuccessEvent<T>) => void | PromiseLike<void>;
+  /** Called once when the call rejects, with the reason. May be async; what it throws or rejects is ignored. */
+  onGiveUp?: (event: GiveUpEvent) => void | PromiseLike<void>;
   /** A retry budget shared by many calls; a refused retry fails with `RetryError` `'budget'`. */
   budget?: RetryBudget;
   /** Client-side adaptive throttling shared by many calls. */
@@ -145,7 +204,8 @@ export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 
 /**
  * `retry()` gave up although the last error was transient: out of attempts, out of time, or
- * refused by the retry budget. `cause` is the last error.
+ * refused by the retry budget. `cause` is the last error; when the last attempt returned a
+ * value that `retryOnResult` rejected, `value` is that value and `cause` is undefined.
  *
  * @example
  * try { await retry(call, { maxAttempts: 3 }); }
@@ -159,10 +219,12 @@ export class RetryError extends Error {
   readonly attempts: number;
   /** Whole milliseconds from the moment `retry()` was called to giving up. */
   readonly elapsedMs: number;
-  /** The last attempt's error. */
+  /** The last attempt's error (undefined when it returned a value to retry). */
   override readonly cause: unknown;
+  /** The last attempt's value that `retryOnResult` rejected, or undefined. */
+  readonly value: unknown;
 
-  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown) {
+  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown, value?: unknown) {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
     const ms = Math.round(elapsedMs);
     // `cause` is this class's own field, set below (a field declared in a subclass replaces
@@ -172,6 +234,7 @@ export class RetryError extends Error {
     this.attempts = attempts;
     this.elapsedMs = ms;
     this.cause = cause;
+    this.value = value;
     brand(this, 'RetryError');
   }
 
@@ -252,12 +315,12 @@ export class TimeoutError extends Error {
  *   deadlineMs: 10_000,
  * });
  */
-export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
+export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions<NoInfer<T>>): Promise<T> {
   // The deadline is a promise made when the call is made: the clock starts here, before the
   // options are read and before fn's synchronous part runs.
   const startedAt = steadyNow();
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  return runWith(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
+  return runWith(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options as RetryOptions), startedAt);
 }
 
 /**
@@ -286,8 +349,21 @@ const SLEEPING = 1;
 const SUCCEEDED = 2;
 const FAILED = 3;
 
-/** Swallows the rejection of a promise nobody else will read (an async onRetry hook's). */
+/** Swallows the rejection of a promise nobody else will read (an async hook's). */
 function ignore(): void {}
+
+/**
+ * Calls a hook: what it throws is ignored, and so is a rejection of what it returns (an async
+ * hook), so that a logging or metrics hook can never change what retry() does.
+ */
+function callHook<E>(hook: (event: E) => unknown, event: E): void {
+  try {
+    const returned = hook(event);
+    if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
+  } catch {
+    // See above.
+  }
+}
 
 /**
  * The state of one `retry()` call. It is its own timer-queue entry and its own abort
@@ -309,6 +385,8 @@ class Run<T> implements Timed, AbortWatcher {
   #controller: AbortController | undefined = undefined;
   /** The last attempt's error while the call runs; its outcome once it has ended. */
   #lastError: unknown = undefined;
+  /** The last attempt's value that retryOnResult rejected, while the call runs. */
+  #lastValue: unknown = undefined;
   /** The returned promise's settle functions, once the engine has handed them over. */
   #resolve: ((value: T) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
@@ -326,13 +404,13 @@ class Run<T> implements Timed, AbortWatcher {
     try {
       const { signal } = this.#config;
       if (signal !== undefined) {
-        if (signal.aborted) return this.#fail(signal.reason);
+        if (signal.aborted) return this.#fail(signal.reason, 'aborted');
         watchAbort(signal, this);
       }
       this.#runAttempt(this.#startedAt);
     } catch (error) {
       // A throttle that throws, a signal whose addEventListener throws: that call fails.
-      this.#fail(error);
+      this.#fail(error, 'not-retryable');
     }
   }
 
@@ -353,7 +431,7 @@ class Run<T> implements Timed, AbortWatcher {
   #runAttempt(t: number): void {
     const config = this.#config;
     const { throttle } = config;
-    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error());
+    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
@@ -391,7 +469,20 @@ class Run<T> implements Timed, AbortWatcher {
 
   /** Attempt `ctx.attempt` resolved with `value`; ignored unless it is still the running attempt. */
   attemptResolved(ctx: Context, value: T): void {
-    if (this.#attempt === ctx.attempt && this.#phase === ATTEMPTING) this.#succeed(value);
+    if (this.#attempt !== ctx.attempt || this.#phase !== ATTEMPTING) return;
+    const { retryOnResult } = this.#config;
+    if (retryOnResult !== undefined) {
+      let again: boolean;
+      try {
+        again = retryOnResult(value, ctx);
+      } catch (error) {
+        return this.#fail(error, 'not-retryable');
+      }
+      // It may have aborted the caller's signal, which settled the call.
+      if (this.#phase !== ATTEMPTING) return;
+      if (again) return this.#attemptFailed(undefined, ctx, steadyNow(), true, value);
+    }
+    this.#succeed(value);
   }
 
   /** Attempt `ctx.attempt` failed with `error`; ignored unless it is still the running attempt. */
@@ -411,7 +502,7 @@ class Run<T> implements Timed, AbortWatcher {
       this.#due(t);
     } catch (error) {
       // Whatever the call's own code threw settles that call, and no other.
-      this.#fail(error);
+      this.#fail(error, 'not-retryable');
     }
   }
 
@@ -421,7 +512,9 @@ class Run<T> implements Timed, AbortWatcher {
     if (phase === SLEEPING) {
       // A timer can fire late; an attempt started at or past the deadline could only overrun it.
       const elapsedMs = t - this.#startedAt;
-      if (elapsedMs >= config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError));
+      if (elapsedMs >= config.deadlineMs) {
+        return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
+      }
       return this.#runAttempt(t);
     }
     // Settled already (the timer queue skips such calls too): nothing is due.
@@ -438,7 +531,7 @@ class Run<T> implements Timed, AbortWatcher {
     );
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
-    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout));
+    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout), 'deadline', t - this.#startedAt);
     // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
     if (this.#phase !== ATTEMPTING) return;
     this.#attemptFailed(timeout, undefined, t);
@@ -448,7 +541,7 @@ class Run<T> implements Timed, AbortWatcher {
   onCallerAbort(reason: unknown): void {
     if (this.#phase >= SUCCEEDED) return;
     this.#controller?.abort(reason);
-    this.#fail(reason);
+    this.#fail(reason, 'aborted');
   }
 
   #succeed(value: T): void {
@@ -464,17 +557,32 @@ class Run<T> implements Timed, AbortWatcher {
         this.#phase = FAILED;
         this.#lastError = error;
         this.#reject?.(error);
+        this.#report('not-retryable', error);
         return;
       }
     }
     this.#resolve?.(value);
+    const { onSuccess } = this.#config;
+    if (onSuccess !== undefined) {
+      callHook(onSuccess, { attempts: this.#attempt, elapsedMs: Math.round(steadyNow() - this.#startedAt), value });
+    }
   }
 
-  /** Settles the call with `error`, unless it has settled already: the first outcome wins. */
-  #fail(error: unknown): void {
+  /**
+   * Settles the call with `error`, unless it has settled already: the first outcome wins.
+   * `elapsedMs` is given where a RetryError carries it, so that the hook says the same.
+   */
+  #fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
     if (this.#phase >= SUCCEEDED) return;
     this.#finish(FAILED, error);
     this.#reject?.(error);
+    this.#report(reason, error, elapsedMs);
+  }
+
+  /** Tells onGiveUp, if given, how the call ended. */
+  #report(reason: GiveUpReason, error: unknown, elapsedMs: number = steadyNow() - this.#startedAt): void {
+    const { onGiveUp } = this.#config;
+    if (onGiveUp !== undefined) callHook(onGiveUp, { reason, error, attempts: this.#attempt, elapsedMs: Math.round(elapsedMs) });
   }
 
   #finish(phase: number, outcome: unknown): void {
@@ -490,29 +598,42 @@ class Run<T> implements Timed, AbortWatcher {
     }
   }
 
-  /** Decides what follows a failed attempt: give up with the error, give up with RetryError, or sleep. */
-  #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = steadyNow()): void {
+  /**
+   * Decides what follows a failed attempt: give up with the error, give up with RetryError, or
+   * sleep. An attempt whose value `retryOnResult` rejected (`byValue`) fails with no error: it
+   * is transient by definition, and the server served it (the throttle counts it accepted).
+   */
+  #attemptFailed(error: unknown, ctx: AttemptContext | undefined, t: number = steadyNow(), byValue = false, value?: T): void {
     unschedule(this);
     this.#lastError = error;
+    this.#lastValue = value;
     const config = this.#config;
     const attempt = this.#attempt;
     const elapsedMs = t - this.#startedAt;
     const context = ctx ?? new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
     let delayMs: number;
     try {
-      const transient = config.retryable(error, context);
+      const transient = byValue || config.retryable(error, context);
       // That code may have aborted the caller's signal, which settled the call: the attempt it
       // cut short says nothing about the server, so nothing is recorded.
       if (this.#phase !== ATTEMPTING) return;
+      const { idempotent } = config;
+      let safe = false;
+      if (byValue) {
+        safe = typeof idempotent === 'function' ? idempotent(context, error) : idempotent;
+        if (this.#phase !== ATTEMPTING) return;
+        // A value of an operation that must not be sent again is the answer, as it is.
+        if (!safe) return this.#succeed(value as T);
+      }
       // Only transient failures say the server is struggling; the rest count as served.
-      config.throttle?.record(!transient);
-      if (!transient) return this.#fail(error);
+      config.throttle?.record(byValue || !transient);
+      if (!transient) return this.#fail(error, 'not-retryable', elapsedMs);
       config.budget?.record(false);
-      const safe = typeof config.idempotent === 'function' ? config.idempotent(context) : config.idempotent;
-      if (!safe) return this.#fail(error);
-      if (attempt >= config.maxAttempts) return this.#fail(new RetryError('attempts', attempt, elapsedMs, error));
+      if (!byValue) safe = typeof idempotent === 'function' ? idempotent(context, error) : idempotent;
+      if (!safe) return this.#fail(error, 'not-idempotent', elapsedMs);
+      if (attempt >= config.maxAttempts) return this.#fail(new RetryError('attempts', attempt, elapsedMs, error, value), 'attempts', elapsedMs);
       if (config.budget !== undefined && !config.budget.canRetry()) {
-        return this.#fail(new RetryError('budget', attempt, elapsedMs, error));
+        return this.#fail(new RetryError('budget', attempt, elapsedMs, error, value), 'budget', elapsedMs);
       }
       delayMs = delayFor(attempt - 1, config.backoff, config.rng);
       const hintMs = retryAfterMsOf(error);
@@ -520,21 +641,15 @@ class Run<T> implements Timed, AbortWatcher {
       // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
       // fractional delay (jitter makes them) is rounded up to the next millisecond.
       if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
-        return this.#fail(new RetryError('deadline', attempt, elapsedMs, error));
+        return this.#fail(new RetryError('deadline', attempt, elapsedMs, error, value), 'deadline', elapsedMs);
       }
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
-      return this.#fail(policyError);
+      return this.#fail(policyError, 'not-retryable');
     }
     // That code may also have aborted the caller's signal, which settled the call already.
     if (this.#phase !== ATTEMPTING) return;
-    try {
-      const returned: unknown = config.onRetry({ attempt, error, delayMs, elapsedMs });
-      // An async hook's rejection is as harmless as a sync hook's throw.
-      if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
-    } catch {
-      // A logging hook must not change what retry() does.
-    }
+    callHook(config.onRetry, { attempt, error, value, delayMs, elapsedMs });
     if (this.#phase !== ATTEMPTING) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);

@@ -26,10 +26,10 @@ import { steadyNow } from './timer-queue.js';
  */
 export function withRetry<A extends unknown[], R, This = unknown>(
   fn: (this: This, ...args: A) => R,
-  options?: RetryOptions,
+  options?: RetryOptions<NoInfer<Awaited<R>>>,
 ): (this: This, ...args: A) => Promise<Awaited<R>> {
   if (typeof fn !== 'function') throw new TypeError(`withRetry: fn must be a function, got ${describe(fn)}`);
-  const config = readOptions(options);
+  const config = readOptions(options as RetryOptions | undefined);
   return function retried(this: This, ...args: A): Promise<Awaited<R>> {
     const startedAt = steadyNow();
     return runWith(() => fn.apply(this, args) as Awaited<R> | PromiseLike<Awaited<R>>, config, startedAt);

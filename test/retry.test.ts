@@ -786,3 +786,31 @@ describe('isRetryError', () => {
     expect(isRetryError(hostile)).toBe(false);
   });
 });
+
+describe('idempotent(ctx, error)', () => {
+  it('sees the error it is judging, for transient errors only, and decides per failure', async () => {
+    const conflict = httpError(503, { sentToServer: false });
+    const applied = httpError(503, { sentToServer: true });
+    const forbidden = httpError(403);
+    const judged: Array<[number, unknown]> = [];
+    const { fn } = script(conflict, applied);
+    const p = track(
+      retry(fn, {
+        backoff: noJitter,
+        idempotent: (ctx, error) => {
+          judged.push([ctx.attempt, error]);
+          return (error as { sentToServer?: boolean }).sentToServer === false;
+        },
+      }),
+    );
+    await clock.tickAsync(1000);
+    expect(p).toMatchObject({ state: 'rejected', error: applied });
+    expect(judged).toEqual([
+      [1, conflict],
+      [2, applied],
+    ]);
+    const never = vi.fn(() => true);
+    await expect(retry(script(forbidden).fn, { idempotent: never })).rejects.toBe(forbidden);
+    expect(never).not.toHaveBeenCalled();
+  });
+});
