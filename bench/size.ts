@@ -22,10 +22,10 @@ export interface SizeBudget {
 export const ENTRY = 'tenacious';
 
 /**
- * The limits, in one place. The issue's targets (1.5 kB and 5 kB) are not met and cannot be
- * without dropping guarantees: `retry` alone must carry the default error classification
- * (errors.ts, predicates.ts), Retry-After and gRPC pushback parsing, option validation whose
- * messages name the field and the value, and backoff validation. So the enforced limits are
+ * The limits, in one place. Issue 15's targets (3 kB and 10 kB) are not met yet: `retry` alone
+ * carries the default error classification (classify/), Retry-After and gRPC pushback parsing,
+ * option validation whose messages name the field and the value, and backoff validation. So
+ * the enforced limits are
  * budgets a little above today's measurement: they catch a regression, and raising one is a
  * decision made here, with the per-module report of the failing test in hand.
  */
@@ -33,28 +33,27 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
   {
     name: 'retry + computeDelay',
     source: `export { retry, computeDelay } from '${ENTRY}';`,
-    targetBytes: 1500,
-    // Raised from 5,600 for issue 12 (5,991 B then): own-property option reading, jitter key
-    // checks, per-call isolation under the shared timer, the fake-clock backstop. Raised from
-    // 6,200 for issue 13 (6,515 B then): the cross-copy brand of RetryError and TimeoutError,
-    // `unref`.
-    limitBytes: 6600,
+    // Issue 15's target; the re-layout of the core measured 6,308 B.
+    targetBytes: 3000,
+    // Raised from 5,600 for issue 12 (5,991 B then); 6,370 after issue 15's re-layout (a pure
+    // decide(), typed phases, table-driven option checks): the core is not yet at its target.
+    // 7,050 for issue 13 (6,303 → 6,985 B): errors branded across copies, onSuccess/onGiveUp
+    // with their reasons, retryOnResult, unref, four more checked options.
+    limitBytes: 7050,
   },
   {
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
-    targetBytes: 5000,
-    // Raised from 12,000 for issue 12's fixes and hedge() (about 2 kB); issue 15 brings it down.
-    // Raised from 15,200 for issue 16 (17,867 B then): download resume (~1.1 kB) and Cloud
-    // Storage resumable uploads (~1.1 kB). Raised from 18,200 for issue 13 (the brand of the
-    // errors, isRetryError, withRetry, unref).
-    limitBytes: 18_500,
+    targetBytes: 10_000,
+    // 15,046 B before issue 15's re-layout of the core, 14,796 B after (one Retry-After parser,
+    // one Google error-body reader, one cause-chain walk, one option checker).
+    limitBytes: 18_600,
   },
 ];
 
 /** One source file's part of a bundle. */
 export interface ModuleShare {
-  /** Path relative to the repository, e.g. `src/retry.ts`. */
+  /** Path relative to the repository, e.g. `src/core/run.ts`. */
   readonly path: string;
   /** Minified bytes it contributes (esbuild's metafile). */
   readonly minifiedBytes: number;

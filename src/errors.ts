@@ -1,323 +1,180 @@
 /**
- * Error-shape readers: pull an HTTP status, a gRPC code, a system error code, a status string
- * or a server's retry hint out of whatever a client library threw. Each reader looks at the
- * error and then down its `cause` chain, so wrapped errors classify like the original.
+ * The library's own errors: what `retry()`, the throttle and `retryFetch` fail with or hand to
+ * a predicate. They depend on nothing but the response header reader, so every layer can
+ * throw or recognise them.
  */
-import { isFiniteNumber, isInteger } from './numbers.js';
+import { brand, hasBrand, isInstance } from './util/brand.js';
+import { retryAfterIn } from './util/http-headers.js';
 
 /**
- * How far down a chain of underlying errors every reader looks (these readers, the predicates,
- * `notSent`): deep enough for real wrappers, safe against cycles.
+ * Why `retry()` gave up on an error that was worth retrying.
  *
- * @internal
+ * @example
+ * const reason: RetryErrorReason = error instanceof RetryError ? error.reason : 'attempts';
  */
-export const MAX_CAUSE_DEPTH = 8;
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
-}
+export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 
 /**
- * The error under this one: its `cause`, else its `error` when that is an error (gaxios 6's
- * `GaxiosError`, which Cloud Storage's client 7 throws, keeps node-fetch's error there, a
- * timeout or an abort among them). Shared with the predicates and `notSent`, so every reader
- * walks the same chain; not part of the public API.
+ * `retry()` gave up although the last error was transient: out of attempts, out of time, or
+ * refused by the retry budget. `cause` is the last error; when the last attempt returned a
+ * value that `retryOnResult` rejected, `value` is that value and `cause` is undefined.
+ * `instanceof` (and {@link isRetryError}) recognise one from any copy of the library.
  *
- * @internal
+ * @example
+ * try { await retry(call, { maxAttempts: 3 }); }
+ * catch (e) { if (e instanceof RetryError && e.reason === 'attempts') console.log(e.cause); }
  */
-export function underlying(bag: Bag): unknown {
-  if (bag.cause !== undefined && bag.cause !== null) return bag.cause;
-  const { error } = bag;
-  // Only an error: `error` is also the field of a Google JSON error body ({ error: { … } }),
-  // which the readers look into where they mean to.
-  return isBag(error) && (error instanceof Error || typeof error.message === 'string') ? error : undefined;
-}
+export class RetryError extends Error {
+  override readonly name = 'RetryError';
+  /** Why the loop stopped. */
+  readonly reason: RetryErrorReason;
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called to giving up. */
+  readonly elapsedMs: number;
+  /** The last attempt's error (undefined when it returned a value to retry). */
+  override readonly cause: unknown;
+  /** The last attempt's value that `retryOnResult` rejected, or undefined. */
+  readonly value: unknown;
 
-/**
- * Applies `read` to the error and each error under it (see `underlying`); returns the first
- * defined answer. Shared with the predicates; not part of the public API.
- *
- * @internal
- */
-export function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefined): T | undefined {
-  let current = error;
-  for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
-    const found = read(current);
-    if (found !== undefined) return found;
-    current = underlying(current);
+  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown, value?: unknown) {
+    const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
+    const ms = Math.round(elapsedMs);
+    // `cause` is this class's own field, set below (a field declared in a subclass replaces
+    // whatever the Error constructor would have set from its options).
+    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${detailOf(cause)}`);
+    this.reason = reason;
+    this.attempts = attempts;
+    this.elapsedMs = ms;
+    this.cause = cause;
+    this.value = value;
+    brand(this, 'RetryError');
   }
-  return undefined;
-}
 
-function httpStatusIn(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 100 && value <= 599 ? value : undefined;
-  // Some clients (gaxios among them) put the status in `code` as a string: "503".
-  if (typeof value === 'string' && /^[1-5]\d\d$/.test(value)) return Number(value);
-  return undefined;
+  /** True for a RetryError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, RetryError, 'RetryError', value);
+  }
 }
 
 /**
- * The HTTP status an error carries, if any: `status`, `statusCode`, `response.status`,
- * `response.statusCode`, or a numeric `code` between 100 and 599 (Cloud Storage's `ApiError`).
+ * True for a {@link RetryError} from any copy of this library: the ESM and the CommonJS build
+ * loaded side by side, or two versions. `error instanceof RetryError` answers the same; this
+ * one reads better in a filter and narrows the type.
  *
  * @example
- * httpStatusOf(gaxiosError); // 503
- * httpStatusOf(new Error('x', { cause: { statusCode: 429 } })); // 429
+ * try { await retry(call); }
+ * catch (e) { if (isRetryError(e)) metrics.count(`gave_up_${e.reason}`); else throw e; }
  */
-export function httpStatusOf(error: unknown): number | undefined {
-  return firstInChain(error, (e) => {
-    const response = isBag(e.response) ? e.response : undefined;
-    return (
-      httpStatusIn(e.status) ??
-      httpStatusIn(e.statusCode) ??
-      httpStatusIn(response?.status) ??
-      httpStatusIn(response?.statusCode) ??
-      httpStatusIn(e.code)
-    );
-  });
+export function isRetryError(error: unknown): error is RetryError {
+  return hasBrand(error, 'RetryError') || error instanceof RetryError;
 }
 
 /**
- * The canonical gRPC status codes (google.rpc.Code), by name.
- *
- * @example
- * if (grpcCodeOf(error) === GrpcStatus.UNAVAILABLE) reconnect();
+ * The cause's message for RetryError's own. The cause is whatever fn threw: a throwing
+ * `message` getter or a hostile Proxy must not turn giving up into an exception of its own.
  */
-export const GrpcStatus = Object.freeze({
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const);
-
-/**
- * A gRPC status code name such as `'UNAVAILABLE'`.
- *
- * @example
- * const retryOn: GrpcStatusName[] = ['UNAVAILABLE', 'RESOURCE_EXHAUSTED'];
- * retry(call, { retryable: grpcCode(...retryOn) });
- */
-export type GrpcStatusName = keyof typeof GrpcStatus;
-
-/**
- * The gRPC status code an error carries: a numeric `code` from 1 to 16 (grpc-js
- * `ServiceError`, google-gax `GoogleError`), or a status name in `status`/`code` such as
- * `"UNAVAILABLE"`. HTTP errors are not translated; see {@link httpStatusOf}.
- *
- * @example
- * grpcCodeOf(serviceError); // 14 (UNAVAILABLE)
- */
-export function grpcCodeOf(error: unknown): number | undefined {
-  return firstInChain(error, (e) => {
-    const { code } = e;
-    // A DOMException's numeric `code` is a legacy DOM code (NotFoundError is 8, InvalidStateError
-    // 11…), not a gRPC status; its name says what it is.
-    if (isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
-    const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
-    return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK'
-      ? GrpcStatus[named as GrpcStatusName]
-      : undefined;
-  });
-}
-
-function isDomException(value: object): boolean {
-  return typeof DOMException === 'function' && value instanceof DOMException;
-}
-
-/**
- * The system or socket error code in a string `code`: an operating-system error name (Node's
- * `ECONNRESET`, `ETIMEDOUT`, `EPIPE`, `ECONNREFUSED`, `EAI_AGAIN`, `ENOTFOUND`…) or one of
- * undici's socket and connection codes (`UND_ERR_SOCKET`, `UND_ERR_CONNECT_TIMEOUT`,
- * `UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, `UND_ERR_CLOSED`), or Node's
- * `ERR_STREAM_PREMATURE_CLOSE` (a connection's stream closed early). Found through `cause`,
- * so fetch's `TypeError('fetch failed')` reports the socket error under it. Library codes that
- * are not about the socket are skipped: axios' `ERR_BAD_RESPONSE`, got's
- * `ERR_NON_2XX_3XX_RESPONSE`, undici's `UND_ERR_RESPONSE`, Node's `ERR_INVALID_URL`.
- *
- * @example
- * // Nothing listens on the port: the TypeError's cause carries the socket error.
- * systemCodeOf(await fetch('http://127.0.0.1:9999/').catch((e) => e)); // 'ECONNREFUSED'
- */
-export function systemCodeOf(error: unknown): string | undefined {
-  return firstInChain(error, (e) => (isSystemCode(e.code) ? e.code : undefined));
-}
-
-/**
- * Whether `code` is what `systemCodeOf` reports: an errno name (`E` and capitals, no
- * underscore, as `ECONNRESET`; or getaddrinfo's `EAI_…`), or a socket code of undici or Node's
- * streams. Shared with
- * `notSent` and the predicates; not part of the public API.
- *
- * @internal
- */
-export function isSystemCode(code: unknown): code is string {
-  // One pattern, not a Set: it is in every bundle that has retry(). undici's other codes
-  // describe the request or the response (UND_ERR_RESPONSE, UND_ERR_INVALID_ARG…); Node's
-  // ERR_STREAM_PREMATURE_CLOSE is a connection's stream that closed before its end (what got
-  // and node-fetch report then).
-  return (
-    typeof code === 'string' &&
-    /^(E[A-Z0-9]+|EAI_[A-Z]+|UND_ERR_(SOCKET|CLOSED|(CONNECT|HEADERS|BODY)_TIMEOUT)|ERR_STREAM_PREMATURE_CLOSE)$/.test(code)
-  );
-}
-
-/**
- * The Google API status string of an error, such as `'ABORTED'` or `'ALREADY_EXISTS'`: from a
- * JSON error body (`response.data.error.status` as gaxios exposes it, or the JSON text in
- * `response.body` as Cloud Storage's `ApiError` keeps it), from `status` when it is a string,
- * or from `errors[0].status`. This is what tells HTTP 409 ABORTED (retry the
- * read-modify-write) from 409 ALREADY_EXISTS (do not).
- *
- * @example
- * statusStringOf(gaxios409); // 'ABORTED'
- */
-export function statusStringOf(error: unknown): string | undefined {
-  return firstInChain(error, (e) => {
-    const response = isBag(e.response) ? e.response : undefined;
-    const body = parsedBody(response?.data) ?? parsedBody(e.data) ?? parsedBody(response?.body);
-    const fromBody = isBag(body) && isBag(body.error) ? body.error.status : undefined;
-    if (isStatusString(fromBody)) return fromBody;
-    if (isStatusString(e.status)) return e.status;
-    const first = Array.isArray(e.errors) ? e.errors[0] : undefined;
-    return isBag(first) && isStatusString(first.status) ? first.status : undefined;
-  });
-}
-
-function isStatusString(value: unknown): value is string {
-  return typeof value === 'string' && /^[A-Z][A-Z_]+$/.test(value);
-}
-
-function parsedBody(data: unknown): unknown {
-  if (typeof data !== 'string') return data;
+function detailOf(cause: unknown): string {
   try {
-    return JSON.parse(data);
+    return cause instanceof Error ? `: ${cause.message}` : '';
   } catch {
-    // Not JSON: nothing to read in it (undefined).
+    return '';
   }
 }
 
 /**
- * The `reason` strings of a Google JSON API error (`errors[].reason`, as Cloud Storage's
- * `ApiError` has them, or `response.data.error.errors[].reason` / the JSON in
- * `response.body`), e.g. `['rateLimitExceeded']`. Empty when there are none.
+ * An attempt ran out of time: its `attemptTimeoutMs`, or the overall deadline. Transient, so
+ * a timed-out attempt is retried while time remains.
  *
  * @example
- * errorReasonsOf(storageApiError); // ['rateLimitExceeded']
+ * retry(slowCall, {
+ *   attemptTimeoutMs: 2_000,
+ *   onRetry: ({ error }) => { if (error instanceof TimeoutError) metrics.count('attempt_timeout'); },
+ * });
  */
-export function errorReasonsOf(error: unknown): string[] {
-  return (
-    firstInChain(error, (e) => {
-      const response = isBag(e.response) ? e.response : undefined;
-      const body = parsedBody(response?.data) ?? parsedBody(response?.body);
-      const list = Array.isArray(e.errors)
-        ? e.errors
-        : isBag(body) && isBag(body.error) && Array.isArray(body.error.errors)
-          ? body.error.errors
-          : undefined;
-      const reasons = list?.flatMap((item: unknown) =>
-        isBag(item) && typeof item.reason === 'string' ? [item.reason] : [],
-      );
-      return reasons && reasons.length > 0 ? reasons : undefined;
-    }) ?? []
-  );
+export class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'TimeoutError');
+  }
+
+  /** True for a TimeoutError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, TimeoutError, 'TimeoutError', value);
+  }
 }
 
 /**
- * How long the server asked the client to wait, in milliseconds, if it said so: an HTTP
- * `Retry-After` header (delta-seconds or an HTTP-date, read from `response.headers` or
- * `headers` as a `Headers` object or a plain object), gRPC `grpc-retry-pushback-ms` trailing
- * metadata, or a numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
- * An HTTP-date is measured from the same headers' `Date` when they have a valid one (the
- * server's clock, as RFC 9110 §10.2.3 intends), else from `nowMs`.
+ * The error an attempt fails with when the adaptive throttle rejects it on the client. It is
+ * not retried by the `retry()` call that got it.
  *
- * @param nowMs wall-clock time that an HTTP-date is measured from when the headers carry no
- * `Date` (default `Date.now()`).
  * @example
- * retryAfterMsOf({ response: { headers: new Headers({ 'retry-after': '3' }) } }); // 3000
+ * try { await retry(call, { throttle }); }
+ * catch (e) { if (e instanceof ThrottledError) serveFromCache(); }
  */
-export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): number | undefined {
-  return firstInChain(error, (e) => {
-    if (isFiniteNumber(e.retryAfterMs) && e.retryAfterMs >= 0) {
-      return e.retryAfterMs;
-    }
-    const response = isBag(e.response) ? e.response : undefined;
-    let headers = response?.headers;
-    let header = headerValue(headers, 'retry-after');
-    if (header === undefined) header = headerValue((headers = e.headers), 'retry-after');
-    if (header !== undefined) return parseRetryAfter(header, serverNow(headers) ?? nowMs);
-    return pushbackOf(e.metadata);
-  });
-}
+export class ThrottledError extends Error {
+  override readonly name = 'ThrottledError';
+  /** The rejection probability the attempt drew against. */
+  readonly probability: number;
+  /** Requests counted in the window when it was rejected. */
+  readonly requests: number;
+  /** Accepts counted in the window when it was rejected. */
+  readonly accepts: number;
 
-/*
- * An HTTP-date in Retry-After is a time on the server's clock; RFC 9110 §10.2.3 means it to be
- * read against the same response's `Date` (when the server sent it), not against this
- * machine's clock, which may be off by any amount. A server an hour ahead saying "retry at
- * <its now + 2 s>" asks for 2 s.
- */
-function serverNow(headers: unknown): number | undefined {
-  const date = headerValue(headers, 'date');
-  return date === undefined ? undefined : httpDate(date);
-}
+  constructor(probability: number, requests: number, accepts: number) {
+    super(
+      `attempt rejected on the client by adaptive throttling (rejection probability ${probability.toFixed(3)}: ` +
+        `${accepts} of the last ${requests} requests accepted)`,
+    );
+    this.probability = probability;
+    this.requests = requests;
+    this.accepts = accepts;
+    brand(this, 'ThrottledError');
+  }
 
-// An HTTP-date always names a weekday or month; the test keeps Date.parse from guessing at junk.
-function httpDate(text: string): number | undefined {
-  const at = /[a-z]{3}/i.test(text) ? Date.parse(text) : Number.NaN;
-  return Number.isNaN(at) ? undefined : at;
+  /** True for a ThrottledError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, ThrottledError, 'ThrottledError', value);
+  }
 }
 
 /**
- * Parses an HTTP `Retry-After` value into milliseconds from `nowMs`: delta-seconds (`"120"`)
- * or an HTTP-date (`"Wed, 21 Oct 2015 07:28:00 GMT"`, 0 when already past). `undefined`
- * when the value is neither.
+ * A response with an error status (400 or more), as the retry policy sees it: an error that
+ * carries `status`, the `response` (with its headers, so `httpStatusOf` and `retryAfterMsOf`
+ * read it like any other HTTP error) and the server's `Retry-After` in milliseconds.
+ * `retryFetch` hands it to `options.retryable`; it never rejects with it (the response itself
+ * is returned).
  *
  * @example
- * parseRetryAfter('120'); // 120000
- * parseRetryAfter(response.headers.get('retry-after') ?? ''); // undefined when absent
+ * // Also retry 404 (e.g. an eventually consistent read), the rest as by default.
+ * const res = await retryFetch(url, undefined, {
+ *   retryable: (error) => (error instanceof HttpStatusError && error.status === 404) || isTransient(error),
+ * });
  */
-export function parseRetryAfter(value: string, nowMs: number = Date.now()): number | undefined {
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = httpDate(text);
-  return at === undefined ? undefined : Math.max(0, at - nowMs);
-}
+export class HttpStatusError extends Error {
+  override readonly name = 'HttpStatusError';
+  /** The response's status code. */
+  readonly status: number;
+  /** The request method, upper case. */
+  readonly method: string;
+  /** The response; its body is still unread when a predicate sees it. */
+  readonly response: Response;
+  /** The response's `Retry-After` (seconds or HTTP-date) in milliseconds from its arrival, if valid. */
+  readonly retryAfterMs: number | undefined;
 
-function headerValue(headers: unknown, name: string): string | undefined {
-  if (!isBag(headers)) return undefined;
-  if (typeof headers.get === 'function') {
-    const value: unknown = (headers.get as (key: string) => unknown).call(headers, name);
-    return typeof value === 'string' ? value : undefined;
+  constructor(response: Response, method: string) {
+    super(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} (${method})`);
+    this.status = response.status;
+    this.method = method;
+    this.response = response;
+    this.retryAfterMs = retryAfterIn(response.headers, Date.now());
+    brand(this, 'HttpStatusError');
   }
-  for (const key of Object.keys(headers)) {
-    if (key.toLowerCase() !== name) continue;
-    const value = headers[key];
-    if (typeof value === 'string') return value;
-    if (typeof value === 'number') return String(value);
-    if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
-  }
-  return undefined;
-}
 
-function pushbackOf(metadata: unknown): number | undefined {
-  if (!isBag(metadata) || typeof metadata.get !== 'function') return undefined;
-  const values: unknown = (metadata.get as (key: string) => unknown).call(metadata, 'grpc-retry-pushback-ms');
-  const first: unknown = Array.isArray(values) ? values[0] : values;
-  const text = typeof first === 'string' ? first : isBag(first) ? String(first) : undefined;
-  // gRFC A6: a pushback that is not a non-negative integer means "do not use it".
-  return text !== undefined && /^\d+$/.test(text.trim()) ? Number(text) : undefined;
+  /** True for a HttpStatusError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, HttpStatusError, 'HttpStatusError', value);
+  }
 }

@@ -4,41 +4,27 @@
  *
  * @packageDocumentation
  */
-export { type BackoffPolicy, type Jitter, DEFAULT_BACKOFF, computeDelay } from './backoff.js';
+export { type BackoffPolicy, type Jitter } from './types.js';
+export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
 export {
   type AttemptContext,
   type AttemptThrottle,
   type GiveUpEvent,
   type GiveUpReason,
   type RetryBudget,
-  type RetryErrorReason,
   type RetryEvent,
   type RetryOptions,
   type SuccessEvent,
-  RetryError,
-  TimeoutError,
-  isRetryError,
-  retry,
-} from './retry.js';
-export { withRetry } from './with-retry.js';
-export { DEFAULT_DEADLINE_MS } from './options.js';
-export {
-  GrpcStatus,
-  type GrpcStatusName,
-  errorReasonsOf,
-  grpcCodeOf,
-  httpStatusOf,
-  parseRetryAfter,
-  retryAfterMsOf,
-  statusStringOf,
-  systemCodeOf,
-} from './errors.js';
+} from './types.js';
+export { type RetryErrorReason, RetryError, TimeoutError, isRetryError } from './errors.js';
+export { retry, withRetry } from './core/retry.js';
+export { DEFAULT_DEADLINE_MS } from './core/options.js';
+export { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, retryAfterMsOf, statusStringOf, systemCodeOf } from './classify/error-shape.js';
+export { parseRetryAfter } from './util/http-headers.js';
+export { NETWORK_ERROR_CODES, TIMEOUT_ERROR_CODES, networkError, timedOut } from './classify/network.js';
 export {
   type HttpStatusClass,
-  NETWORK_ERROR_CODES,
-  type RetryPredicate,
   TRANSIENT_GRPC_CODES,
-  TIMEOUT_ERROR_CODES,
   TRANSIENT_HTTP_STATUSES,
   aborted,
   allOf,
@@ -47,10 +33,9 @@ export {
   grpcCode,
   httpStatus,
   isTransient,
-  networkError,
   not,
-  timedOut,
-} from './predicates.js';
+} from './classify/predicates.js';
+export { type RetryPredicate } from './types.js';
 export type { PresetRetryOptions } from './presets/preset.js';
 export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
 export {
@@ -69,10 +54,10 @@ export {
   gcsIsIdempotent,
   gcsPreconditionMet,
 } from './presets/gcs.js';
-export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './budget.js';
-export { type AdaptiveThrottle, type AdaptiveThrottleOptions, ThrottledError, createAdaptiveThrottle } from './throttle.js';
+export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './fleet/budget.js';
+export { type AdaptiveThrottle, type AdaptiveThrottleOptions, createAdaptiveThrottle } from './fleet/throttle.js';
+export { HttpStatusError, ThrottledError } from './errors.js';
 export { type FetchFunction, type RetryFetchOptions } from './fetch/fetch-options.js';
-export { HttpStatusError } from './fetch/http-status-error.js';
 export { retryFetch } from './fetch/retry-fetch.js';
 export { ResumeError, type ResumeErrorReason } from './fetch/resume.js';
 export {
@@ -83,5 +68,5 @@ export {
   gcsResumableUpload,
   gcsStartResumableUpload,
 } from './fetch/gcs-upload.js';
-export { NOT_SENT_CODES, notSent } from './not-sent.js';
-export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './hedge.js';
+export { NOT_SENT_CODES, notSent } from './classify/not-sent.js';
+export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './fleet/hedge.js';

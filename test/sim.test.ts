@@ -12,7 +12,7 @@ import { lockstep } from '../bench/sim/lockstep.js';
 import { type OutageConfig, outage } from '../bench/sim/outage.js';
 import { seededRandom } from '../bench/sim/random.js';
 import { createAdaptiveThrottle, createRetryBudget } from '../src/index.js';
-import { queueState } from '../src/timer-queue.js';
+import { queueState } from '../src/runtime/timer-queue.js';
 
 describe('fleet simulator: contention (AWS OCC model)', () => {
   it('reproduces the AWS reference at 100 clients: none ≈ 1,850 calls / 63 s, full ≈ 800 calls / 5 s', async () => {

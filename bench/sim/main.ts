@@ -5,27 +5,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  DEFAULT_BACKOFF,
-  type Jitter,
-  type RetryOptions,
-  createAdaptiveThrottle,
-  createRetryBudget,
-} from '../../src/index.js';
+import { DEFAULT_BACKOFF, type Jitter, type RetryOptions, createAdaptiveThrottle, createRetryBudget } from '../../src/index.js';
 import { CONTENTION_BASE_MS, CONTENTION_CAP_MS, contention } from './contention.js';
 import { LOCKSTEP_BACKOFF, type LockstepResult, lockstep } from './lockstep.js';
 import { type OutageConfig, type OutageResult, type OutageVariant, outage } from './outage.js';
 import { runHedging } from './hedging.js';
 import { seededRandom } from './random.js';
-import {
-  type ContentionRow,
-  contentionChart,
-  contentionTables,
-  lockstepChart,
-  lockstepTable,
-  outageChart,
-  outageTable,
-} from './report.js';
+import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
 
 const SEED = 20_150_304; // the AWS post's date; any fixed number would do
 /** The same pipeline on small fleets, for the reproducibility test. */

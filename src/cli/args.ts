@@ -5,7 +5,7 @@
  * refused by one rule. Pure: the tokenizer (`node:util` `parseArgs`) is passed in, so this file
  * runs and is tested without Node APIs.
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter } from '../index.js';
 import { formatDuration } from './duration.js';
 import { type CliCommand, FLAGS, FLAG_TABLE, type FlagName, type FlagSpec, type FlagValues, flagNamed } from './flags.js';

@@ -3,7 +3,7 @@
  * bare `90` reads as seconds to some people (sleep, timeout) and as milliseconds to others
  * (this library's `*Ms` options); guessing wrong turns a 90 s deadline into 90 ms.
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 

@@ -4,7 +4,7 @@
  * tokenizer's options, strict parsing (src/cli/args.ts) and the usage text (src/cli/usage.ts)
  * are all read from it, so a flag is added in one place. Pure.
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 import type { Jitter } from '../index.js';
 import { parseDuration } from './duration.js';
 import { CLI_PRESETS, type CliPresetName } from './presets.js';

@@ -2,10 +2,10 @@
  * retryFetch's options: their types, and the checks of the ones retry() does not know, which
  * throw at the call naming the field and the value it got.
  */
-import { describe } from '../describe.js';
-import type { HedgeOptions } from '../hedge.js';
-import { readHedgeOptions } from '../hedge-options.js';
-import type { RetryOptions } from '../retry.js';
+import { describe } from '../util/check.js';
+import type { HedgeOptions } from '../fleet/hedge-options.js';
+import { readHedgeOptions } from '../fleet/hedge-options.js';
+import type { RetryOptions } from '../types.js';
 
 /**
  * The fetch that `retryFetch` calls: the global one, or any function shaped like it.

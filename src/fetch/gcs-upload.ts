@@ -6,12 +6,13 @@
  * which failures are worth a retry, and how long to wait, are `gcs()`'s for `objects.insert`.
  * The protocol: Cloud Storage, "Resumable uploads", https://cloud.google.com/storage/docs/resumable-uploads
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
 import { optionsBag } from '../presets/preset.js';
-import { type AttemptContext, retry } from '../retry.js';
+import { type AttemptContext } from '../types.js';
+import { retry } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
-import { HttpStatusError } from './http-status-error.js';
+import { HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
 import { retryFetch } from './retry-fetch.js';
 

@@ -3,7 +3,7 @@
  * read (cancelled, so their connections are freed), and the one handed over to the caller (still
  * aborted by the caller's signal, as fetch's would be).
  */
-import { unwatchAbort, watchAbort } from '../abort-watch.js';
+import { unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 
 /** The controller of the signal each response's fetch was given. */
 const controllerOf = new WeakMap<Response, AbortController>();

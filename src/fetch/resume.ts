@@ -6,8 +6,8 @@
  * itself, so the break is judged, counted and waited for like any failed attempt; which run
  * (remaining deadline and attempts, signal, budget, hooks) is retryFetch's to say (the driver).
  */
-import type { AttemptContext } from '../retry.js';
-import { HttpStatusError } from './http-status-error.js';
+import type { AttemptContext } from '../types.js';
+import { HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
 
 /**

@@ -4,16 +4,19 @@
  * failures, which requests are safe to send again (request-plan.ts), and what becomes of the
  * responses that are not returned (responses.ts).
  */
-import { unwatchAbort, watchAbort } from '../abort-watch.js';
-import { describe } from '../describe.js';
-import { hedge } from '../hedge.js';
-import { notSent } from '../not-sent.js';
-import { type RetryPredicate, isTransient } from '../predicates.js';
-import { DEFAULT_DEADLINE_MS } from '../options.js';
-import { type AttemptContext, RetryError, retry } from '../retry.js';
-import { steadyNow } from '../timer-queue.js';
+import { unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
+import { describe } from '../util/check.js';
+import { hedge } from '../fleet/hedge.js';
+import { notSent } from '../classify/not-sent.js';
+import { type RetryPredicate } from '../types.js';
+import { isTransient } from '../classify/predicates.js';
+import { DEFAULT_DEADLINE_MS } from '../core/options.js';
+import { type AttemptContext } from '../types.js';
+import { RetryError } from '../errors.js';
+import { retry } from '../core/retry.js';
+import { steadyNow } from '../runtime/clock.js';
 import { type RetryFetchOptions, asOwnError, readFetchOptions } from './fetch-options.js';
-import { HttpStatusError } from './http-status-error.js';
+import { HttpStatusError } from '../errors.js';
 import { type RequestPlan, planRequest } from './request-plan.js';
 import { cancelBody, discarded, followLate, handOver, ignore, readWholeBody, trackResponse } from './responses.js';
 import { type ResumeDriver, ResumeError, bodyBuffer, canResume, resumingResponse } from './resume.js';

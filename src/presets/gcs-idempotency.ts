@@ -6,10 +6,10 @@
  *
  * @module
  */
-import { describe } from '../describe.js';
+import { describe } from '../util/check.js';
 import { GCS_OPERATIONS, GCS_TABLE, type GcsOperation, type GcsPreconditions, type PreconditionField } from './gcs-table.js';
 import { ownFields } from './preset.js';
-import { normalizeName, suggest } from './suggest.js';
+import { normalizeName, suggest } from '../util/suggest.js';
 
 /**
  * The three idempotency classes of the Cloud Storage documentation:

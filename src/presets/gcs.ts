@@ -8,8 +8,9 @@
  * (https://cloud.google.com/storage/docs/retry-strategy#exponential-backoff) and "Retry strategy"
  * (https://cloud.google.com/storage/docs/retry-strategy).
  */
-import { anyOf, errorReason, grpcCode, httpStatus, networkError, oneRetryLayer, timedOut } from '../predicates.js';
-import type { RetryOptions } from '../retry.js';
+import { networkError, timedOut } from '../classify/network.js';
+import { anyOf, errorReason, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
+import type { RetryOptions } from '../types.js';
 import { type GcsRetryStrategy, checkStrategy, gcsIsIdempotent } from './gcs-idempotency.js';
 import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';

@@ -9,12 +9,12 @@
  *
  * @internal
  */
-import type { BackoffPolicy } from '../backoff.js';
-import { describe } from '../describe.js';
-import { isFiniteNumber } from '../numbers.js';
-import { readOptions } from '../options.js';
-import type { RetryPredicate } from '../predicates.js';
-import type { RetryOptions } from '../retry.js';
+import type { BackoffPolicy } from '../types.js';
+import { describe } from '../util/check.js';
+import { isFiniteNumber } from '../util/check.js';
+import { readOptions } from '../core/options.js';
+import type { RetryPredicate } from '../types.js';
+import type { RetryOptions } from '../types.js';
 
 /**
  * What `iam()` and `gcs()` return: `RetryOptions` in which the preset's choices are always

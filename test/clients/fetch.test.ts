@@ -2,18 +2,7 @@
 // connection, a socket destroyed mid-response and a headers timeout, and how iam(), gcs() and
 // the default classification treat it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type AttemptContext,
-  TimeoutError,
-  gcs,
-  iam,
-  isTransient,
-  networkError,
-  retry,
-  retryAfterMsOf,
-  systemCodeOf,
-  timedOut,
-} from '../../src/index.js';
+import { type AttemptContext, TimeoutError, gcs, iam, isTransient, networkError, retry, retryAfterMsOf, systemCodeOf, timedOut } from '../../src/index.js';
 import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, startHttpServer, watchConnections } from './loopback.js';
 
 /** How the two presets and the default classification judge an error. */

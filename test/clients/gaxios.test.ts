@@ -6,17 +6,7 @@
 import { type GaxiosOptions, type GaxiosResponse, request } from 'gaxios';
 import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  aborted,
-  gcs,
-  iam,
-  iamReadModifyWrite,
-  isTransient,
-  retry,
-  retryAfterMsOf,
-  statusStringOf,
-  timedOut,
-} from '../../src/index.js';
+import { aborted, gcs, iam, iamReadModifyWrite, isTransient, retry, retryAfterMsOf, statusStringOf, timedOut } from '../../src/index.js';
 import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
 
 function classify(error: unknown) {

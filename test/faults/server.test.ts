@@ -1,15 +1,7 @@
 // Self-test of the fault server: the real global fetch against a real loopback socket, so each
 // fault is checked exactly as a client will meet it. Timeouts are real and therefore small.
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  APPLIES_SIDE_EFFECT,
-  FAULTS,
-  mulberry32,
-  startFaultServer,
-  type Fault,
-  type FaultServer,
-  type FaultServerOptions,
-} from './server.js';
+import { APPLIES_SIDE_EFFECT, FAULTS, mulberry32, startFaultServer, type Fault, type FaultServer, type FaultServerOptions } from './server.js';
 
 const started: FaultServer[] = [];
 afterEach(async () => {

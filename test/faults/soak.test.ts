@@ -24,10 +24,10 @@ import { createServer } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { systemCodeOf } from '../../src/errors.js';
+import { systemCodeOf } from '../../src/classify/error-shape.js';
 import type { RetryFetchOptions } from '../../src/fetch/fetch-options.js';
 import { retryFetch } from '../../src/fetch/retry-fetch.js';
-import { queueState } from '../../src/timer-queue.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
 import {
   APPLIES_SIDE_EFFECT,
   FAULTS,

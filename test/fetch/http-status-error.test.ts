@@ -1,6 +1,6 @@
 // HttpStatusError: what the retry policy is asked about for an HTTP error response.
 import { describe, expect, it } from 'vitest';
-import { HttpStatusError } from '../../src/fetch/http-status-error.js';
+import { HttpStatusError } from '../../src/errors.js';
 
 describe('HttpStatusError', () => {
   it('says the status, the status text when there is one, and the method', () => {

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/index.js';
 import { runInNewContext } from 'node:vm';
-import { queueState } from '../../src/timer-queue.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
 import { startFaultServer } from '../faults/server.js';
 import { BIG, bigReply, closeServersAfterEach, eventually, hang, quick, rejection, reply, scriptedServer, servers } from './loopback.js';
 

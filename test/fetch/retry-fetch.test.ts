@@ -9,11 +9,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpStatusError, type RetryFetchOptions, retryFetch } from '../../src/index.js';
-import { httpStatusOf, retryAfterMsOf } from '../../src/errors.js';
-import { httpStatus } from '../../src/predicates.js';
+import { httpStatusOf, retryAfterMsOf } from '../../src/classify/error-shape.js';
+import { httpStatus } from '../../src/classify/predicates.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam } from '../../src/presets/iam.js';
-import { RetryError } from '../../src/retry.js';
+import { RetryError } from '../../src/errors.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 import { closedPort, closeServersAfterEach, quick, rejection, reply, scriptedServer, servers } from './loopback.js';
 

@@ -5,16 +5,8 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type BackoffPolicy,
-  RetryError,
-  type RetryEvent,
-  computeDelay,
-  createRetryBudget,
-  retry,
-  retryAfterMsOf,
-} from '../../src/index.js';
-import { queueState } from '../../src/timer-queue.js';
+import { type BackoffPolicy, RetryError, type RetryEvent, computeDelay, createRetryBudget, retry, retryAfterMsOf } from '../../src/index.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
 import { installClock } from '../helpers/clock.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 500);

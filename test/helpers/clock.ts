@@ -1,7 +1,7 @@
 // Virtual time for timing tests: the timers and clocks retry() reads, and nothing else.
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { queueState } from '../../src/timer-queue.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
 
 /** The installed fake clock. */
 export type InstalledClock = Clock;

@@ -1,20 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  type BackoffPolicy,
-  GCS_OPERATIONS,
-  GrpcStatus,
-  type GrpcStatusName,
-  RetryError,
-  type RetryOptions,
-  TimeoutError,
-  computeDelay,
-  gcs,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
-  retry,
-} from '../../src/index.js';
+import { type BackoffPolicy, GCS_OPERATIONS, GrpcStatus, type GrpcStatusName, RetryError, type RetryOptions, TimeoutError, computeDelay, gcs, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet, retry } from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);

@@ -1,21 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  type AttemptContext,
-  type BackoffPolicy,
-  GrpcStatus,
-  type GrpcStatusName,
-  RetryError,
-  type RetryOptions,
-  TimeoutError,
-  computeDelay,
-  iam,
-  iamReadModifyWrite,
-  anyOf,
-  gcs,
-  httpStatus,
-  retry,
-} from '../../src/index.js';
+import { type AttemptContext, type BackoffPolicy, GrpcStatus, type GrpcStatusName, RetryError, type RetryOptions, TimeoutError, computeDelay, iam, iamReadModifyWrite, anyOf, gcs, httpStatus, retry } from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);

@@ -1,7 +1,7 @@
 // What iam() and gcs() share (src/presets/preset.ts): shared frozen presets, validated once,
 // and retry()'s errors re-issued under the preset's name.
 import { describe, expect, it } from 'vitest';
-import { readOptions } from '../../src/options.js';
+import { readOptions } from '../../src/core/options.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam } from '../../src/presets/iam.js';
 

@@ -1,0 +1,147 @@
+/**
+ * Failures of the connection rather than of the request: dropped sockets, DNS, fetch's network
+ * `TypeError` on each runtime, and requests that ran out of time.
+ */
+import type { RetryPredicate } from '../types.js';
+import { firstInChain, isSystemCode } from './error-shape.js';
+
+/**
+ * Socket and DNS error codes that mean the connection failed or dropped, not that the
+ * server refused the request on its merits.
+ *
+ * @example
+ * NETWORK_ERROR_CODES.has(systemCodeOf(error) ?? ''); // true for ECONNRESET, EAI_AGAIN, …
+ */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'ESOCKETTIMEDOUT',
+  'EPIPE',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  // Bun's fetch rejects with a plain Error whose `code` names the failure in its own words.
+  'ConnectionRefused',
+  'ConnectionClosed',
+  'FailedToOpenSocket',
+  'DNSLookupFailed',
+]);
+
+// What browsers and runtimes put in the TypeError that fetch rejects with on a network failure.
+const FETCH_NETWORK_MESSAGES = new Set([
+  'fetch failed', // Node (undici)
+  'Failed to fetch', // Chromium
+  'NetworkError when attempting to fetch resource.', // Firefox
+  'Load failed', // Safari
+  'Network request failed', // React Native, polyfills
+  'terminated', // undici: the body stream was cut
+]);
+
+// Deno's fetch says what failed in the message itself: "error sending request for url (…)"
+// (Deno 1) or "error sending request from … for … (…)" (Deno 2), then hyper's reason.
+const DENO_SEND_FAILURE = /^error sending request (?:for|from) /;
+
+function isNetworkMessage(error: Error): boolean {
+  if (error.name === 'TypeError') {
+    if (FETCH_NETWORK_MESSAGES.has(error.message)) return fetchCauseIsNetwork(error.cause);
+    if (DENO_SEND_FAILURE.test(error.message)) return true;
+  }
+  return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
+}
+
+/*
+ * Node's fetch rejects with the same `TypeError('fetch failed')` for a dropped connection and
+ * for a request that will fail the same way every time: a redirect loop ("redirect count
+ * exceeded"), a redirect to ftp: or data: ("URL scheme must be a HTTP(S) scheme"), a port fetch
+ * refuses to use ("bad port"), `redirect: 'error'` meeting a redirect. Only the cause tells
+ * them apart, so the cause must be a network failure: a socket or DNS code, a timeout. Without
+ * a cause (browsers say nothing more than "Failed to fetch") it cannot be known; it is taken
+ * for a network failure, as it most often is.
+ */
+function fetchCauseIsNetwork(cause: unknown): boolean {
+  return cause === undefined || cause === null || socketFailure(cause) || timedOut(cause);
+}
+
+/*
+ * A system or socket code (see `systemCodeOf`) or a network failure's message, on the error or
+ * under it: what the default classification asks of a TypeError. Not networkError's code list,
+ * so that list stays out of a bundle that only has retry().
+ */
+export function socketFailure(error: unknown): boolean {
+  const found = firstInChain(error, (e) => (isSystemCode(e.code) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined));
+  return found === true;
+}
+
+/**
+ * True for dropped connections, socket timeouts, DNS failures and fetch's network `TypeError`
+ * (Deno's "error sending request …" and Bun's `ConnectionRefused`, `ConnectionClosed`… too),
+ * looking through `cause` chains. A fetch `TypeError` whose cause says the request itself is
+ * at fault (a redirect loop, a redirect to another scheme, a port fetch blocks) is not a
+ * network error: it would fail the same way every time.
+ *
+ * @example
+ * retry(call, { retryable: anyOf(networkError, httpStatus(503)) });
+ */
+export const networkError: RetryPredicate = (error) => {
+  const found = firstInChain(error, (e) =>
+    NETWORK_ERROR_CODES.has(e.code as string) || (e instanceof Error && isNetworkMessage(e))
+      ? true
+      : undefined,
+  );
+  return found === true;
+};
+
+/**
+ * System and library codes of a connection or request that ran out of time.
+ *
+ * @example
+ * TIMEOUT_ERROR_CODES.has('UND_ERR_HEADERS_TIMEOUT'); // true
+ */
+export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ETIMEDOUT',
+  'ESOCKETTIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+/**
+ * True for a request that ran out of time, looking through `cause` chains:
+ * - an error named `TimeoutError`: retry()'s own attempt timeout, `AbortSignal.timeout()` as
+ *   fetch rejects with it, gaxios on native fetch (`code: 'TimeoutError'`);
+ * - a socket or undici timeout code (`ETIMEDOUT`, `UND_ERR_HEADERS_TIMEOUT`, …);
+ * - node-fetch v2's `FetchError` of type `request-timeout` / `body-timeout` (what Cloud
+ *   Storage's client throws when its `timeout` passes);
+ * - an abort whose request signal's reason is a `TimeoutError`: gaxios' `timeout` option on
+ *   node-fetch rejects with a plain `AbortError`, and only `error.config.signal.reason`
+ *   tells it from the caller's own abort, which stays unmatched.
+ *
+ * @example
+ * retry(call, { retryable: anyOf(timedOut, httpStatus(503)) });
+ */
+export const timedOut: RetryPredicate = (error) =>
+  firstInChain(error, (e) => {
+    if (e.name === 'TimeoutError' || e.code === 'TimeoutError') return true;
+    if (typeof e.code === 'string' && TIMEOUT_ERROR_CODES.has(e.code)) return true;
+    if (e.type === 'request-timeout' || e.type === 'body-timeout') return true;
+    return abortedByTimeout(e.config) ? true : undefined;
+  }) === true;
+
+function abortedByTimeout(config: unknown): boolean {
+  if (typeof config !== 'object' || config === null) return false;
+  const signal = (config as { signal?: unknown }).signal;
+  if (typeof signal !== 'object' || signal === null || (signal as { aborted?: unknown }).aborted !== true) return false;
+  const reason = (signal as { reason?: unknown }).reason;
+  return typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError';
+}

@@ -1,0 +1,68 @@
+/**
+ * The `AttemptContext` that `fn` receives, and the two reactions an attempt's outcome goes to.
+ * A context knows its call only through `ContextOwner`, so the call's state stays private.
+ */
+import type { AttemptContext } from '../types.js';
+
+/** What a Context needs of its call. */
+export interface ContextOwner {
+  signalFor(attempt: number): AbortSignal;
+  attemptResolved(ctx: Context, value: unknown): void;
+  attemptRejected(ctx: Context, error: unknown): void;
+}
+
+export class Context implements AttemptContext {
+  readonly #run: ContextOwner;
+
+  /** The call a context belongs to, for the reactions below (users never see it). */
+  static ownerOf(ctx: Context): ContextOwner {
+    return ctx.#run;
+  }
+
+  constructor(
+    run: ContextOwner,
+    readonly attempt: number,
+    readonly elapsedMs: number,
+    readonly remainingMs: number,
+  ) {
+    this.#run = run;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.signalFor(this.attempt);
+  }
+}
+
+/** The reaction to an attempt's value; `this` is the attempt's context. */
+function attemptValue(this: Context, value: unknown): void {
+  Context.ownerOf(this).attemptResolved(this, value);
+}
+
+/** The reaction to an attempt's failure; `this` is the attempt's context. */
+function attemptError(this: Context, error: unknown): void {
+  Context.ownerOf(this).attemptRejected(this, error);
+}
+
+/**
+ * Subscribes the attempt's two reactions to what fn returned. An outcome that arrives after the
+ * attempt was abandoned (timeout, deadline, abort) is ignored, but it is always listened to,
+ * settled call or not: a promise fn returns must never become an unhandled rejection. The
+ * reactions are shared functions bound to the context: two small objects, where closures would
+ * also need a scope of their own.
+ */
+export function listen(result: unknown, ctx: Context): void {
+  const onValue = attemptValue.bind(ctx);
+  const onError = attemptError.bind(ctx);
+  try {
+    // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
+    // foreign thenable, which could call back twice, or synchronously.
+    if (result instanceof Promise) result.then(onValue, onError);
+    else Promise.resolve(result).then(onValue, onError);
+  } catch (error) {
+    // A Promise subclass or Proxy whose `then` throws: the attempt failed with that error.
+    onError(error);
+  }
+}
+
+/** Swallows the rejection of a promise nobody else will read (an async hook's). */
+export function ignore(): void {}

@@ -1,0 +1,177 @@
+/**
+ * Reads and validates `retry()` options into the complete configuration the loop runs on.
+ * Every bad value is rejected here, before any attempt, with an error naming the option.
+ */
+import { isTransient } from '../classify/predicates.js';
+import type { AttemptContext, AttemptThrottle, BackoffPolicy, GiveUpEvent, RetryBudget, RetryEvent, RetryOptions, RetryPredicate, SuccessEvent } from '../types.js';
+import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
+
+/**
+ * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
+ *
+ * @example
+ * await retry(call); // gives up DEFAULT_DEADLINE_MS (120 s) after retry() was called
+ */
+export const DEFAULT_DEADLINE_MS = 120_000;
+
+/** `RetryOptions` with every default filled in; what the loop reads. */
+export interface RetryConfig {
+  readonly backoff: BackoffPolicy;
+  readonly maxAttempts: number;
+  readonly deadlineMs: number;
+  /** `Infinity` when there is no per-attempt limit. */
+  readonly attemptTimeoutMs: number;
+  readonly retryable: RetryPredicate;
+  readonly idempotent: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  readonly retryOnResult: ((value: unknown, ctx: AttemptContext) => boolean) | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly onRetry: (event: RetryEvent) => void;
+  /** undefined when not given: the success path then reads no clock and makes no event. */
+  readonly onSuccess: ((event: SuccessEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
+  readonly budget: RetryBudget | undefined;
+  readonly throttle: AttemptThrottle | undefined;
+  readonly rng: () => number;
+  readonly unref: boolean;
+}
+
+// Frozen option objects (every preset returns one) are read once and remembered; the last
+// one used is also kept aside, since a program tends to reuse the same preset call after call.
+const readFrozen = new WeakMap<object, RetryConfig>();
+let lastFrozen: object | undefined;
+let lastConfig: RetryConfig;
+
+/** Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad option. */
+export function readOptions(options: RetryOptions | undefined): RetryConfig {
+  if (options === undefined) return DEFAULT_CONFIG;
+  if (options === lastFrozen) return lastConfig;
+  // Checked first: an unfrozen object is read afresh on every call (it may have changed).
+  if (!Object.isFrozen(options)) return validateOptions(options);
+  let config = readFrozen.get(options);
+  if (config === undefined) {
+    config = validateOptions(options);
+    readFrozen.set(options, config);
+  }
+  lastFrozen = options;
+  lastConfig = config;
+  return config;
+}
+
+/** Has what retry() uses of a signal: its state, and a listener it can add and remove again. */
+function isAbortSignal(value: unknown): boolean {
+  return hasMethods(value, SIGNAL_METHODS) && typeof (value as AbortSignal).aborted === 'boolean';
+}
+const SIGNAL_METHODS = ['addEventListener', 'removeEventListener'];
+
+const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null;
+
+/** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
+const RULES: FieldRules = {
+  backoff: { ok: isObject, rule: 'be an object' },
+  maxAttempts: { ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1), rule: 'be an integer >= 1 or Infinity', range: true },
+  deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
+  attemptTimeoutMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0', range: true },
+  retryable: FUNCTION,
+  idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
+  retryOnResult: FUNCTION,
+  signal: { ok: isAbortSignal, rule: 'be an AbortSignal (aborted, addEventListener, removeEventListener)' },
+  onRetry: FUNCTION,
+  onSuccess: FUNCTION,
+  onGiveUp: FUNCTION,
+  budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
+  throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
+  rng: FUNCTION,
+  unref: { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' },
+};
+
+/**
+ * Checks `options` and fills in defaults, uncached; `where` names the caller in the errors
+ * (`withRetry` checks its options once, when wrapping).
+ */
+export function validateOptions(options: RetryOptions, where = 'retry'): RetryConfig {
+  // Every field present from the start: one object shape, filled by the checker.
+  const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
+    backoff: undefined,
+    maxAttempts: undefined,
+    deadlineMs: undefined,
+    attemptTimeoutMs: undefined,
+    retryable: undefined,
+    idempotent: undefined,
+    retryOnResult: undefined,
+    signal: undefined,
+    onRetry: undefined,
+    onSuccess: undefined,
+    onGiveUp: undefined,
+    budget: undefined,
+    throttle: undefined,
+    rng: undefined,
+    unref: undefined,
+  };
+  checkOptions(where, options, RULES, o);
+  const config = makeConfig(
+    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, `${where}: options.backoff`, DEFAULT_BACKOFF),
+    o.maxAttempts ?? Infinity,
+    o.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    o.attemptTimeoutMs ?? Infinity,
+    o.retryable ?? isTransient,
+    o.idempotent ?? true,
+    o.retryOnResult as RetryConfig['retryOnResult'],
+    o.signal,
+    o.onRetry ?? ignoreEvent,
+    o.onSuccess as RetryConfig['onSuccess'],
+    o.onGiveUp,
+    o.budget,
+    o.throttle,
+    o.rng ?? Math.random,
+    o.unref ?? false,
+  );
+  if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
+    throw new RangeError(`${where}: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up`);
+  }
+  return config;
+}
+
+// One constructor for every config, the default included, so the loop's property reads
+// always meet objects of the same shape.
+function makeConfig(
+  backoff: BackoffPolicy,
+  maxAttempts: number,
+  deadlineMs: number,
+  attemptTimeoutMs: number,
+  retryable: RetryPredicate,
+  idempotent: RetryConfig['idempotent'],
+  retryOnResult: RetryConfig['retryOnResult'],
+  signal: AbortSignal | undefined,
+  onRetry: (event: RetryEvent) => void,
+  onSuccess: RetryConfig['onSuccess'],
+  onGiveUp: RetryConfig['onGiveUp'],
+  budget: RetryBudget | undefined,
+  throttle: AttemptThrottle | undefined,
+  rng: () => number,
+  unref: boolean,
+): RetryConfig {
+  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, budget, throttle, rng, unref };
+}
+
+/** The configuration of `retry(fn)` without options. */
+export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
+  DEFAULT_BACKOFF,
+  Infinity,
+  DEFAULT_DEADLINE_MS,
+  Infinity,
+  isTransient,
+  true,
+  undefined,
+  undefined,
+  ignoreEvent,
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  Math.random,
+  false,
+);
+
+/** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */
+function ignoreEvent(): void {}

@@ -1,0 +1,36 @@
+/**
+ * The clocks of the library. Both are looked up on `globalThis` at each call, never at import,
+ * so virtual clocks (`@sinonjs/fake-timers`) installed later take effect.
+ */
+
+/** `performance.now()`, looked up at each call so that a virtual clock installed later counts. */
+export function now(): number {
+  return globalThis.performance.now();
+}
+
+type Clock = { now(): number };
+let clockSource: Clock | undefined;
+let clockNow: Clock['now'] | undefined;
+let clockOffset = 0;
+
+/**
+ * The clock of the queue and of `retry()`: `performance.now()`, except that when another clock
+ * takes over (a virtual clock installed or removed while calls are waiting), time continues
+ * from where the previous clock stands instead of jumping to the new one's origin, so waits in
+ * progress keep their remaining time and elapsed times stay true. The offset is a whole number
+ * so that virtual times stay exact.
+ */
+export function steadyNow(): number {
+  const source = globalThis.performance;
+  const read = source.now;
+  const raw = read.call(source);
+  if (source !== clockSource || read !== clockNow) {
+    // The previous clock is asked through the function it had: @sinonjs/fake-timers also
+    // patches `now` on Node's own performance object, and a removed virtual clock still
+    // answers, frozen at the time it had.
+    if (clockSource !== undefined) clockOffset = Math.ceil((clockNow as Clock['now']).call(clockSource) + clockOffset - raw);
+    clockSource = source;
+    clockNow = read;
+  }
+  return raw + clockOffset;
+}

@@ -1,0 +1,243 @@
+/**
+ * One timer for every pending deadline and sleep of every retry() call.
+ *
+ * Arming a `setTimeout` per call costs several times a bare `await`, and most calls succeed
+ * at once, so calls register here instead: a binary min-heap ordered by due time with a
+ * single `setTimeout` armed for its head. When nothing is queued the timer is cleared, so the
+ * library never keeps a process alive or leaves a timer behind. While only `unref` items wait,
+ * the timer is unref'd (Node, Bun, Deno) and does not keep the process alive either.
+ *
+ * Timers and the clock are looked up on `globalThis` when used, never at import, so virtual
+ * clocks (`@sinonjs/fake-timers`) installed later take effect. The queue's clock never jumps
+ * when one clock replaces another (see `steadyNow`), so waits in progress keep their remaining
+ * time.
+ */
+import { steadyNow } from './clock.js';
+
+/** Something waiting for a moment in time; `retry()`'s per-call state implements it. */
+export interface Timed {
+  /** When it is due, on the `steadyNow()` clock. */
+  dueAt: number;
+  /** Position in the heap, or `NOT_QUEUED`. */
+  slot: number;
+  /** Called once when due, with the current time. */
+  onDue(now: number): void;
+  /** True: waiting for this item alone does not keep the process alive. Fixed while queued. */
+  readonly unref?: boolean;
+}
+
+/** `slot` of an item that is not waiting. */
+export const NOT_QUEUED = -1;
+
+/** setTimeout's largest delay; longer ones overflow to 1 ms, so longer waits are taken in steps. */
+export const MAX_TIMER_DELAY = 2_147_483_647;
+
+const heap: Timed[] = [];
+
+/** `slot` of an item taken off the heap by the running timer tick and not yet called. */
+const DUE = -2;
+
+let timer: unknown;
+let timerDueAt = Infinity;
+/** Queued items that keep the process alive (not `unref`), and whether the armed timer does. */
+let refCount = 0;
+let timerRefd = false;
+let timerOwner: typeof setTimeout | undefined;
+// The clearTimeout that goes with `timerOwner`; kept because the global one may be replaced.
+let timerClear: typeof clearTimeout | undefined;
+
+/** Queues `item` to have `onDue` called at `dueAt`; `Infinity` means never (nothing is queued). */
+export function schedule(item: Timed, dueAt: number): void {
+  // Queued already: move it rather than queue it twice (a heap holding one item in two slots
+  // would call it twice and lose track of its position).
+  if (item.slot >= 0) unschedule(item);
+  item.dueAt = dueAt;
+  if (dueAt === Infinity) {
+    item.slot = NOT_QUEUED;
+    return;
+  }
+  item.slot = heap.length;
+  heap.push(item);
+  if (item.unref !== true) refCount++;
+  siftUp(item.slot);
+  armTimer();
+  syncRef();
+}
+
+/** Removes `item` from the queue if it is queued; harmless otherwise. */
+export function unschedule(item: Timed): void {
+  const slot = item.slot;
+  if (slot < 0) {
+    // Due in the running tick but not called yet: it will not be (see onTimer).
+    item.slot = NOT_QUEUED;
+    return;
+  }
+  item.slot = NOT_QUEUED;
+  if (item.unref !== true) refCount--;
+  const last = heap.pop() as Timed;
+  if (slot < heap.length) {
+    heap[slot] = last;
+    last.slot = slot;
+    siftDown(slot);
+    siftUp(last.slot);
+  }
+  if (heap.length === 0) disarmTimer();
+  else syncRef();
+  // A removed head leaves the timer armed early; it fires, finds nothing due, and re-arms.
+}
+
+function onTimer(): void {
+  timer = undefined;
+  timerDueAt = Infinity;
+  clearBackstop();
+  let failure: { error: unknown } | undefined;
+  try {
+    const t = steadyNow();
+    // Take everything due first, then call it: an item that reschedules itself for "now"
+    // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
+    const due: Timed[] = [];
+    while (heap.length > 0 && (heap[0] as Timed).dueAt <= t) {
+      const item = heap[0] as Timed;
+      unschedule(item);
+      item.slot = DUE;
+      due.push(item);
+    }
+    for (const item of due) {
+      // An earlier call of this tick may have settled this item (an abort it raised) or moved
+      // it: its turn is gone, and calling it now would act on a settled call.
+      if (item.slot !== DUE) continue;
+      item.slot = NOT_QUEUED;
+      // Each item is isolated: one that throws must not keep the others of this tick waiting.
+      try {
+        item.onDue(t);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  } finally {
+    armTimer();
+  }
+  // retry()'s items never throw; anything else that did is reported, after the others ran.
+  if (failure !== undefined) throw failure.error;
+}
+
+function armTimer(): void {
+  const head = heap[0];
+  if (head === undefined) return disarmTimer();
+  const owner = globalThis.setTimeout;
+  // Keep a timer that fires in time, unless another clock armed it: that one may never fire
+  // (a virtual clock removed). No timer armed means timerDueAt is Infinity.
+  if (timerOwner === owner && timerDueAt <= head.dueAt) return;
+  disarmTimer();
+  const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - steadyNow())));
+  timerOwner = owner;
+  timerClear = globalThis.clearTimeout;
+  timerDueAt = head.dueAt;
+  timer = owner(onTimer, delay);
+  timerRefd = true;
+  syncRef();
+  if (owner !== hostSetTimeout) armBackstop(delay);
+}
+
+/**
+ * Makes the armed timer keep the process alive exactly while a queued item that is not
+ * `unref` waits: Node's and Bun's timers have `ref`/`unref`, Deno's are numbers handed to
+ * `Deno.refTimer`/`Deno.unrefTimer`; elsewhere (browsers, workers) there is nothing to do.
+ */
+function syncRef(): void {
+  const keep = refCount > 0;
+  if (timer === undefined || keep === timerRefd) return;
+  timerRefd = keep;
+  const handle = timer as { ref?: () => void; unref?: () => void };
+  if (typeof handle === 'object') {
+    (keep ? handle.ref : handle.unref)?.call(handle);
+    return;
+  }
+  const deno = (globalThis as { Deno?: { refTimer?: (id: unknown) => void; unrefTimer?: (id: unknown) => void } }).Deno;
+  (keep ? deno?.refTimer : deno?.unrefTimer)?.(timer);
+}
+
+function disarmTimer(): void {
+  clearBackstop();
+  if (timer === undefined) return;
+  // Clear with the clock that armed it: the global one may belong to another clock by now.
+  (timerClear as typeof clearTimeout)(timer as ReturnType<typeof setTimeout>);
+  timer = undefined;
+  timerDueAt = Infinity;
+}
+
+/*
+ * A timer armed on a virtual clock (@sinonjs/fake-timers) fires only when that clock is
+ * ticked; once the clock is uninstalled it never fires, and a call waiting on it would wait
+ * for ever (until some other retry() re-armed the queue). So while the timer belongs to
+ * another clock than the host's, a backstop on the host's own timers (the ones found when
+ * this module loaded) looks again now and then, and re-arms the queue on whatever clock is
+ * current. It is unref'd where the host allows, so it never keeps a process alive, and it goes
+ * with the timer.
+ */
+const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeout;
+const hostClearTimeout: typeof clearTimeout | undefined = globalThis.clearTimeout;
+/** How often, at most, the backstop looks whether the clock that armed the timer is gone. */
+const BACKSTOP_MS = 1000;
+let backstop: ReturnType<typeof setTimeout> | undefined;
+
+function armBackstop(delay: number): void {
+  if (typeof hostSetTimeout !== 'function') return;
+  backstop = hostSetTimeout(onBackstop, Math.min(Math.max(delay, 1), BACKSTOP_MS));
+  (backstop as { unref?: () => void }).unref?.();
+}
+
+function clearBackstop(): void {
+  if (backstop === undefined) return;
+  (hostClearTimeout as typeof clearTimeout)(backstop);
+  backstop = undefined;
+}
+
+function onBackstop(): void {
+  backstop = undefined;
+  if (globalThis.setTimeout === timerOwner) {
+    // Its clock is still installed: look again later.
+    armBackstop(BACKSTOP_MS);
+    return;
+  }
+  // The clock that armed the timer is gone: arm on the current one (which may be due now).
+  disarmTimer();
+  armTimer();
+}
+
+function siftUp(index: number): void {
+  const item = heap[index] as Timed;
+  while (index > 0) {
+    const parentIndex = (index - 1) >> 1;
+    const parent = heap[parentIndex] as Timed;
+    if (parent.dueAt <= item.dueAt) break;
+    heap[index] = parent;
+    parent.slot = index;
+    index = parentIndex;
+  }
+  heap[index] = item;
+  item.slot = index;
+}
+
+function siftDown(index: number): void {
+  const item = heap[index] as Timed;
+  const length = heap.length;
+  for (;;) {
+    let child = 2 * index + 1;
+    if (child >= length) break;
+    const right = child + 1;
+    if (right < length && (heap[right] as Timed).dueAt < (heap[child] as Timed).dueAt) child = right;
+    const smaller = heap[child] as Timed;
+    if (smaller.dueAt >= item.dueAt) break;
+    heap[index] = smaller;
+    smaller.slot = index;
+    index = child;
+  }
+  heap[index] = item;
+  item.slot = index;
+}
+
+/** For tests: how many items wait in the heap and whether a timer is armed. */
+export function queueState(): { queued: number; timerArmed: boolean } {
+  return { queued: heap.length, timerArmed: timer !== undefined };
+}

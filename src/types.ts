@@ -1,0 +1,238 @@
+/**
+ * The shapes every layer shares: what `retry()` accepts, what it tells `fn` and `onRetry`, and
+ * what a budget, a throttle and a predicate must provide. Types only, so any module may import
+ * them without pulling code into a bundle or closing an import cycle.
+ */
+
+/**
+ * How randomness spreads the delays of many clients apart.
+ *
+ * - `'none'`: exactly the capped exponential delay `c`.
+ * - `'full'`: uniform in `[0, c]` (the AWS "full jitter"; the best at breaking up fleets).
+ * - `'equal'`: uniform in `[c/2, c]`, never waits less than half.
+ * - `{ additiveMs }`: Google's documented formula, `min(base + rng()·additiveMs, maxDelayMs)`:
+ *   the random part is added first and the sum truncated, so at the cap every client waits
+ *   exactly `maxDelayMs`, and a fleet that reached the cap together retries in lockstep
+ *   (`npm run sim` measures it: bursts several times higher than with full jitter).
+ * - `{ additiveMs, afterCap: true }`: the same formula with the jitter kept after the cap,
+ *   `min(base, maxDelayMs − additiveMs) + rng()·additiveMs`: equal to Google's formula while
+ *   `base ≤ maxDelayMs − additiveMs`, and uniform in `[maxDelayMs − additiveMs, maxDelayMs]` at
+ *   the cap, so no two clients wait exactly the same. `additiveMs` must not exceed
+ *   `maxDelayMs`. Prefer `'full'` unless you need never to wait less than `2^n`: 1 s of jitter
+ *   at a 32 s cap breaks the lockstep but spreads a burst only slowly.
+ *
+ * @example
+ * // Google's formula, without the lockstep at the cap: at most 32 s, at least 31 s there.
+ * retry(call, { backoff: { maxDelayMs: 32_000, jitter: { additiveMs: 1000, afterCap: true } } });
+ */
+export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number; readonly afterCap?: boolean };
+
+/**
+ * The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped.
+ *
+ * @example
+ * // 0.5 s, 1 s, 2 s, … up to 10 s, each delay anywhere between half and all of it
+ * const policy: BackoffPolicy = { initialDelayMs: 500, multiplier: 2, maxDelayMs: 10_000, jitter: 'equal' };
+ * await retry(call, { backoff: policy });
+ */
+export interface BackoffPolicy {
+  /** Delay before the first retry (n = 0), before jitter, in milliseconds. */
+  initialDelayMs: number;
+  /** Growth factor per retry; at least 1. */
+  multiplier: number;
+  /** Cap on any single delay, in milliseconds (Google: typically 32 or 64 s). */
+  maxDelayMs: number;
+  /** How randomness is applied; see {@link Jitter}. */
+  jitter: Jitter;
+}
+
+
+/**
+ * Decides whether an error is worth retrying. The context is absent when called outside `retry()`.
+ *
+ * @example
+ * const quotaOrBusy: RetryPredicate = anyOf(httpStatus(429, 503), grpcCode('RESOURCE_EXHAUSTED'));
+ */
+export type RetryPredicate = (error: unknown, ctx?: AttemptContext) => boolean;
+
+/**
+ * What `fn` learns about the attempt it is running.
+ *
+ * @example
+ * await retry(async ({ attempt, signal, remainingMs }) => {
+ *   console.log(`attempt ${attempt}, ${remainingMs} ms left`);
+ *   return fetch(url, { signal });
+ * });
+ */
+export interface AttemptContext {
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly attempt: number;
+  /**
+   * Aborts when this attempt must stop: its attempt timeout or the overall deadline passed
+   * (reason: a `TimeoutError`), or the caller's signal aborted (reason: the caller's). Pass it
+   * to fetch, gaxios, grpc-js… so abandoned attempts free their sockets. Created on first read.
+   */
+  readonly signal: AbortSignal;
+  /** Milliseconds since `retry()` was called (0 for the first attempt). */
+  readonly elapsedMs: number;
+  /** Milliseconds left before the deadline. */
+  readonly remainingMs: number;
+}
+
+/**
+ * Passed to `onRetry` before each sleep.
+ *
+ * @example
+ * retry(call, {
+ *   onRetry: ({ attempt, error, delayMs }) => console.warn(`attempt ${attempt} failed (${error}); retrying in ${delayMs} ms`),
+ * });
+ */
+export interface RetryEvent {
+  /** The attempt that just failed (1-based). */
+  readonly attempt: number;
+  /** What it failed with; `undefined` when it returned a value that `retryOnResult` rejected. */
+  readonly error: unknown;
+  /** The value `retryOnResult` rejected, when the attempt returned one. */
+  readonly value?: unknown;
+  /** How long the loop will now wait, in milliseconds. */
+  readonly delayMs: number;
+  /** Milliseconds since `retry()` was called. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Every way a call can end without a value, as `onGiveUp` reports it: out of attempts, time or
+ * budget (the call rejects with a `RetryError` of that reason), an error that is not retryable
+ * or an operation that is not idempotent (it rejects with the error itself), the caller's abort
+ * (`signal.reason`), or the adaptive throttle's refusal (its `ThrottledError`). A `retryable`,
+ * `idempotent` or `retryOnResult` that throws counts as `'not-retryable'` (the call rejects
+ * with what it threw).
+ *
+ * @example
+ * const onGiveUp = ({ reason }: GiveUpEvent) => metrics.count(`retry_gave_up_${reason}`);
+ */
+export type GiveUpReason = 'attempts' | 'deadline' | 'budget' | 'not-retryable' | 'not-idempotent' | 'aborted' | 'throttled';
+
+/**
+ * Passed to `onSuccess` once, when the call resolves.
+ *
+ * @example
+ * retry(call, { onSuccess: ({ attempts, elapsedMs }) => metrics.record('retry_attempts', attempts, { elapsedMs }) });
+ */
+export interface SuccessEvent<T = unknown> {
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
+  readonly elapsedMs: number;
+  /** What the call resolves with. */
+  readonly value: T;
+}
+
+/**
+ * Passed to `onGiveUp` once, when the call rejects.
+ *
+ * @example
+ * retry(call, { onGiveUp: ({ reason, attempts, error }) => log.warn(`gave up (${reason}) after ${attempts} attempts`, error) });
+ */
+export interface GiveUpEvent {
+  /** Why the call ended without a value. */
+  readonly reason: GiveUpReason;
+  /** What the call rejects with. */
+  readonly error: unknown;
+  /** Attempts made, the first included (0 when the signal had aborted before the first). */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Limits retries across many calls (see `createRetryBudget`). `retry()` reports every
+ * attempt's outcome and asks before each retry.
+ *
+ * @example
+ * const budget: RetryBudget = createRetryBudget({ maxTokens: 10, tokenRatio: 0.1 });
+ * await Promise.all(urls.map((url) => retry(() => fetchJson(url), { budget })));
+ */
+export interface RetryBudget {
+  /** An attempt succeeded (`true`) or failed with an error worth retrying (`false`). */
+  record(success: boolean): void;
+  /** Whether a retry may be sent now. */
+  canRetry(): boolean;
+}
+
+/**
+ * Rejects attempts on the client when the server is overloaded (see
+ * `createAdaptiveThrottle`). Asked before every attempt, told how each one went.
+ *
+ * @example
+ * const throttle: AttemptThrottle = createAdaptiveThrottle({ k: 2 });
+ * await retry(() => callBackend(), { throttle });
+ */
+export interface AttemptThrottle {
+  /** Whether to send the next attempt; `false` fails the call with `error()`. */
+  admit(): boolean;
+  /**
+   * The server accepted the attempt (anything but a transient failure) or not. Not called for
+   * an attempt the caller aborted or that the deadline abandoned: it says nothing about the server.
+   */
+  record(accepted: boolean): void;
+  /** The error a refused attempt fails with; it is not retried. */
+  error(): Error;
+}
+
+/**
+ * Options of `retry()`. Every field is optional; bad values throw before anything runs.
+ *
+ * @example
+ * const options: RetryOptions = {
+ *   backoff: { initialDelayMs: 200, maxDelayMs: 5_000 },
+ *   maxAttempts: 6,
+ *   deadlineMs: 20_000,
+ *   attemptTimeoutMs: 3_000,
+ *   retryable: anyOf(httpStatus(429, 503), networkError),
+ * };
+ * await retry(call, options);
+ */
+export interface RetryOptions<T = unknown> {
+  /** Backoff policy; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). */
+  backoff?: Partial<BackoffPolicy>;
+  /** Total attempts, the first included. Default `Infinity` (the deadline ends the loop). */
+  maxAttempts?: number;
+  /** Overall time limit, counted from the moment `retry()` is called, in milliseconds. Default 120 000. */
+  deadlineMs?: number;
+  /** Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none. */
+  attemptTimeoutMs?: number;
+  /** Is this error transient? Default `isTransient`. */
+  retryable?: RetryPredicate;
+  /**
+   * Is the operation safe to send again, after this attempt's failure? Default `true`. When
+   * false, no error is retried. A function also gets the error it is judging (`undefined` for
+   * a value `retryOnResult` rejected).
+   */
+  idempotent?: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  /**
+   * Is this value not the answer yet? When it returns true, the attempt counts as a transient
+   * failure (same backoff, deadline, budget and hooks); giving up rejects with a `RetryError`
+   * whose `value` is the last value. For polling (an operation's `done`, a job's status).
+   */
+  retryOnResult?: (value: T, ctx: AttemptContext) => boolean;
+  /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
+  signal?: AbortSignal;
+  /** Called before each sleep; an exception it throws is ignored. */
+  onRetry?: (event: RetryEvent) => void;
+  /** Called once when the call resolves. May be async; what it throws or rejects is ignored. */
+  onSuccess?: (event: SuccessEvent<T>) => void | PromiseLike<void>;
+  /** Called once when the call rejects, with the reason. May be async; what it throws or rejects is ignored. */
+  onGiveUp?: (event: GiveUpEvent) => void | PromiseLike<void>;
+  /** A retry budget shared by many calls; a refused retry fails with `RetryError` `'budget'`. */
+  budget?: RetryBudget;
+  /** Client-side adaptive throttling shared by many calls. */
+  throttle?: AttemptThrottle;
+  /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
+  rng?: () => number;
+  /**
+   * True: while this call waits (a sleep, a running attempt's deadline), the library's timer
+   * does not keep the process alive (Node, Deno, Bun). Default false.
+   */
+  unref?: boolean;
+}

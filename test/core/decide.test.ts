@@ -1,0 +1,138 @@
+// decide() without a clock: what follows a failed attempt, as a function of the attempt and
+// the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decide, type Decision, type FailedAttempt, MIN_SLEEP_MS } from '../../src/core/decide.js';
+import { readOptions } from '../../src/core/options.js';
+import { createRetryBudget, RetryError, type RetryOptions } from '../../src/index.js';
+
+const failure = (overrides: Partial<FailedAttempt> = {}): FailedAttempt => ({
+  error: new Error('boom'),
+  transient: true,
+  attempt: 1,
+  elapsedMs: 0,
+  idempotent: true,
+  ...overrides,
+});
+
+const config = (options: RetryOptions = {}) => readOptions({ rng: () => 0.5, ...options });
+
+const delayOf = (decision: Decision): number => {
+  if (decision.action !== 'wait') throw new Error(`expected a wait, got ${decision.reason}`);
+  return decision.delayMs;
+};
+
+/** An error carrying a server hint of `ms` milliseconds. */
+const hinted = (ms: number) => Object.assign(new Error('busy'), { retryAfterMs: ms });
+
+describe('decide', () => {
+  it('gives up with the error itself when it is not transient, without asking anything else', () => {
+    const error = new Error('permanent');
+    const canRetry = () => {
+      throw new Error('must not be asked');
+    };
+    const decision = decide(failure({ error, transient: false }), config({ budget: { record() {}, canRetry } }));
+    expect(decision).toEqual({ action: 'give-up', reason: 'not-retryable', error });
+  });
+
+  it('gives up with the error itself when the operation is not idempotent', () => {
+    const error = new Error('reset');
+    expect(decide(failure({ error, idempotent: false }), config())).toEqual({ action: 'give-up', reason: 'not-idempotent', error });
+  });
+
+  it('gives up with RetryError "attempts" on the last attempt, the error as its cause', () => {
+    const error = new Error('again');
+    const decision = decide(failure({ error, attempt: 3, elapsedMs: 1234.4 }), config({ maxAttempts: 3 }));
+    expect(decision).toMatchObject({ action: 'give-up', reason: 'attempts' });
+    const retryError = (decision as { error: RetryError }).error;
+    expect(retryError).toBeInstanceOf(RetryError);
+    expect(retryError).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 1234, cause: error });
+    expect(delayOf(decide(failure({ attempt: 2 }), config({ maxAttempts: 3 })))).toBe(1000); // half of 2 s (n = 1)
+  });
+
+  it('gives up with RetryError "budget" when the budget refuses a retry', () => {
+    const budget = createRetryBudget({ maxTokens: 2 });
+    expect(decide(failure(), config({ budget }))).toMatchObject({ action: 'wait' });
+    budget.record(false);
+    expect(decide(failure(), config({ budget }))).toMatchObject({ action: 'give-up', reason: 'budget', error: { reason: 'budget' } });
+  });
+
+  it('waits the backoff delay of retry n = attempt − 1', () => {
+    const backoff = { initialDelayMs: 100, multiplier: 3, maxDelayMs: 10_000, jitter: 'none' as const };
+    expect([1, 2, 3, 4].map((attempt) => delayOf(decide(failure({ attempt }), config({ backoff }))))).toEqual([100, 300, 900, 2700]);
+  });
+
+  it('gives up at once when the sleep would end at or past the deadline', () => {
+    const options = { deadlineMs: 1000, backoff: { initialDelayMs: 400, jitter: 'none' as const } };
+    expect(delayOf(decide(failure({ elapsedMs: 599 }), config(options)))).toBe(400);
+    expect(decide(failure({ elapsedMs: 600 }), config(options))).toMatchObject({ reason: 'deadline', error: { reason: 'deadline', elapsedMs: 600 } });
+    // A zero delay still costs one timer turn, a fractional one a whole millisecond.
+    const zero = { deadlineMs: 10, backoff: { initialDelayMs: 0, jitter: 'none' as const } };
+    expect(decide(failure({ elapsedMs: 10 - MIN_SLEEP_MS }), config(zero))).toMatchObject({ reason: 'deadline' });
+    const fraction = { deadlineMs: 10, backoff: { initialDelayMs: 0.5, jitter: 'none' as const } };
+    expect(decide(failure({ elapsedMs: 9 }), config(fraction))).toMatchObject({ reason: 'deadline' });
+    expect(delayOf(decide(failure({ elapsedMs: 8 }), config(fraction)))).toBe(0.5);
+  });
+
+  it('measures an HTTP-date Retry-After from the wall-clock time it is given', () => {
+    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
+    const error = { response: { headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:05 GMT' } } };
+    expect(delayOf(decide(failure({ error }), config({ backoff: { jitter: 'none' } }), now))).toBe(5000);
+  });
+
+  it('property: a wait never ends at or past the deadline, and is never negative', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.double({ min: 0, max: 200_000, noNaN: true }),
+        fc.integer({ min: 1, max: 200_000 }),
+        fc.option(fc.integer({ min: 0, max: 300_000 }), { nil: undefined }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (attempt, elapsedMs, deadlineMs, hintMs, r) => {
+          const error = hintMs === undefined ? new Error('x') : hinted(hintMs);
+          const decision = decide(failure({ error, attempt, elapsedMs }), config({ deadlineMs, rng: () => r }));
+          if (decision.action === 'wait') {
+            expect(decision.delayMs).toBeGreaterThanOrEqual(0);
+            expect(elapsedMs + Math.ceil(Math.max(decision.delayMs, MIN_SLEEP_MS))).toBeLessThan(deadlineMs);
+          } else expect(decision.reason).toBe('deadline');
+        },
+      ),
+    );
+  });
+
+  it('property: a server hint lengthens the wait, never shortens it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 100_000 }), fc.double({ min: 0, max: 1, noNaN: true }), (attempt, hintMs, r) => {
+        const options = { deadlineMs: Infinity, maxAttempts: 100, rng: () => r };
+        const plain = delayOf(decide(failure({ attempt }), config(options)));
+        const withHint = delayOf(decide(failure({ attempt, error: hinted(hintMs) }), config(options)));
+        expect(withHint).toBe(Math.max(plain, hintMs));
+      }),
+    );
+  });
+
+  it('property: a non-idempotent or non-transient failure never waits, whatever the limits', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 20 }), (transient, attempt, maxAttempts) => {
+        const error = new Error('x');
+        const decision = decide(failure({ error, transient, attempt, idempotent: false }), config({ maxAttempts }));
+        expect(decision).toEqual({ action: 'give-up', reason: transient ? 'not-idempotent' : 'not-retryable', error });
+      }),
+    );
+  });
+
+  it('property: never a retry past maxAttempts', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 30 }), (attempt, maxAttempts) => {
+        const decision = decide(failure({ attempt }), config({ maxAttempts, deadlineMs: Infinity }));
+        expect(decision.action === 'wait').toBe(attempt < maxAttempts);
+      }),
+    );
+  });
+
+  it('lets an rng or budget that throws throw (the loop settles the call with it)', () => {
+    expect(() => decide(failure(), config({ rng: () => 2 }))).toThrow(/rng must return a number in \[0, 1\], got 2/);
+    const budget = { record() {}, canRetry: () => { throw new Error('budget broke'); } };
+    expect(() => decide(failure(), config({ budget }))).toThrow('budget broke');
+  });
+});

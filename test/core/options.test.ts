@@ -1,0 +1,138 @@
+import { describe, expect, it, vi } from 'vitest';
+import { retry, type RetryOptions } from '../../src/index.js';
+
+const call = (options: unknown) => () => retry(async () => 1, options as RetryOptions);
+
+describe('retry() validates its options before anything runs', () => {
+  it.each([
+    [{ maxAttempts: 0 }, RangeError, /options\.maxAttempts must be an integer >= 1 or Infinity, got 0/],
+    [{ maxAttempts: 2.5 }, RangeError, /options\.maxAttempts .* got 2\.5/],
+    [{ maxAttempts: '3' }, RangeError, /options\.maxAttempts .* got "3"/],
+    [{ deadlineMs: -1 }, RangeError, /options\.deadlineMs must be a number > 0 .* got -1/],
+    [{ deadlineMs: 0 }, RangeError, /options\.deadlineMs .* got 0/],
+    [{ deadlineMs: Number.NaN }, RangeError, /options\.deadlineMs .* got NaN/],
+    [{ attemptTimeoutMs: 0 }, RangeError, /options\.attemptTimeoutMs must be a number > 0, got 0/],
+    [{ retryable: true }, TypeError, /options\.retryable must be a function, got true/],
+    [{ onRetry: 'log' }, TypeError, /options\.onRetry must be a function, got "log"/],
+    [{ rng: 0.5 }, TypeError, /options\.rng must be a function, got 0\.5/],
+    [{ unref: 'yes' }, TypeError, /options\.unref must be a boolean, got "yes"/],
+    [{ unref: 1 }, TypeError, /options\.unref must be a boolean, got 1/],
+    [{ idempotent: 'yes' }, TypeError, /options\.idempotent must be a boolean or a function, got "yes"/],
+    [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got \{\}/],
+    [{ budget: { canRetry: () => true } }, TypeError, /options\.budget must come from createRetryBudget/],
+    [{ throttle: {} }, TypeError, /options\.throttle must come from createAdaptiveThrottle/],
+    [{ backoff: { multiplier: 0 } }, RangeError, /options\.backoff\.multiplier must be a finite number >= 1, got 0/],
+    [{ backoff: { maxDelayMs: 10 } }, RangeError, /options\.backoff\.maxDelayMs must be .* >= initialDelayMs \(1000\), got 10/],
+    [{ backoff: { jitter: 'lots' } }, TypeError, /options\.backoff\.jitter must be/],
+    [{ backoff: { initial: 5 } }, TypeError, /options\.backoff\.initial is not a backoff option/],
+    [{ backoff: 5 }, TypeError, /options\.backoff must be an object, got 5/],
+    [{ maxRetries: 3 }, TypeError, /unknown option "maxRetries"/],
+    [{ maxAttempts: Number.POSITIVE_INFINITY, deadlineMs: Number.POSITIVE_INFINITY }, RangeError, /would never give up/],
+    [null, TypeError, /options must be an object, got null/],
+  ])('%o → %s', (options, type, message) => {
+    expect(call(options)).toThrow(type);
+    expect(call(options)).toThrow(message);
+  });
+
+  it('rejects a non-function fn', () => {
+    expect(() => retry(5 as unknown as () => number)).toThrow(/fn must be a function, got number/);
+  });
+
+  it('does not call fn when the options are bad', () => {
+    const fn = vi.fn(async () => 1);
+    expect(() => retry(fn, { maxAttempts: -1 })).toThrow(RangeError);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('treats undefined fields as absent and accepts every valid option', async () => {
+    const options: RetryOptions = {
+      backoff: { initialDelayMs: 10, multiplier: 1.5, maxDelayMs: 100, jitter: { additiveMs: 5 } },
+      maxAttempts: 3,
+      deadlineMs: 1000,
+      attemptTimeoutMs: 100,
+      retryable: () => true,
+      idempotent: () => true,
+      signal: new AbortController().signal,
+      onRetry: () => {},
+      rng: () => 0,
+      unref: true,
+    };
+    await expect(retry(async () => 'ok', options)).resolves.toBe('ok');
+    await expect(retry(async () => 'ok', { signal: undefined, backoff: undefined })).resolves.toBe('ok');
+  });
+
+  it('reads a frozen options object once and reuses it', async () => {
+    const retryable = vi.fn(() => false);
+    const frozen = Object.freeze({ retryable, maxAttempts: 2 });
+    await expect(retry(() => Promise.reject(new Error('a')), frozen)).rejects.toThrow('a');
+    await expect(retry(() => Promise.reject(new Error('b')), frozen)).rejects.toThrow('b');
+    expect(retryable).toHaveBeenCalledTimes(2);
+  });
+
+  it('reads each frozen options object once, however calls alternate between them; an unfrozen one every time', async () => {
+    // A getter counts the reads (a frozen object may still have one).
+    const counted = (freeze: boolean) => {
+      const box = { reads: 0, options: {} as RetryOptions };
+      const options = {
+        get maxAttempts() {
+          box.reads++;
+          return 2;
+        },
+      };
+      box.options = freeze ? Object.freeze(options) : options;
+      return box;
+    };
+    const first = counted(true);
+    const second = counted(true);
+    const open = counted(false);
+    for (const box of [first, second, first, second, first, open, open]) {
+      await expect(retry(async () => 'ok', box.options)).resolves.toBe('ok');
+    }
+    expect([first.reads, second.reads, open.reads]).toEqual([1, 1, 2]);
+  });
+});
+
+describe('regressions of issue 12: options are what the caller wrote', () => {
+  it('defect 11: a signal without removeEventListener (or addEventListener, or aborted) is refused up front', () => {
+    const fn = vi.fn(async () => 1);
+    for (const signal of [
+      { aborted: false, addEventListener() {} },
+      { aborted: false, removeEventListener() {} },
+      { addEventListener() {}, removeEventListener() {} },
+    ]) {
+      expect(() => retry(fn, { signal: signal as unknown as AbortSignal })).toThrow(
+        /^retry: options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got /,
+      );
+    }
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('reads own properties only: a polluted Object.prototype changes nothing', async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    let attempts = 0;
+    const fn = async () => {
+      if (++attempts < 3) throw Object.assign(new Error('unavailable'), { status: 503 });
+      return 'ok';
+    };
+    try {
+      proto.idempotent = false;
+      proto.maxAttempts = 1;
+      proto.backoff = { initialDelayMs: 5 };
+      const p = retry(fn, { backoff: { initialDelayMs: 0, maxDelayMs: 0 } });
+      // Were the inherited fields read, the first 503 would end the call.
+      await expect(p).resolves.toBe('ok');
+      expect(attempts).toBe(3);
+    } finally {
+      delete proto.idempotent;
+      delete proto.maxAttempts;
+      delete proto.backoff;
+    }
+  });
+
+  it('refuses arrays, Maps and Sets as options, naming what they are', () => {
+    expect(call([])).toThrow(new TypeError('retry: options must be a plain object, got an array'));
+    expect(call(new Map([['maxAttempts', 1]]))).toThrow(new TypeError('retry: options must be a plain object, got a Map'));
+    expect(call(new Set())).toThrow(new TypeError('retry: options must be a plain object, got a Set'));
+    expect(call({ backoff: [] })).toThrow(new TypeError('retry: options.backoff must be a plain object, got an array'));
+  });
+});

@@ -1,0 +1,471 @@
+import fc from 'fast-check';
+import { getEventListeners } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
+import { type AttemptContext, createHedger, createRetryBudget, hedge, type HedgeEvent, RetryError, TimeoutError } from '../../src/index.js';
+import { httpError, track, useVirtualClock } from '../helpers/clock.js';
+
+// Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
+const clock = useVirtualClock();
+
+/** One scripted attempt: answers `value` (or rejects with `error`) `ms` after it starts. */
+type Step = { ms: number; value?: string; error?: unknown; ignoreAbort?: boolean };
+
+/**
+ * A backend whose n-th attempt follows `steps[n - 1]`. An attempt rejects with its signal's
+ * reason when aborted, as fetch does, unless `ignoreAbort` (a client that does not listen).
+ */
+function backend(...steps: Step[]) {
+  const starts: number[] = [];
+  const signals: AbortSignal[] = [];
+  const fn = vi.fn((ctx: AttemptContext) => {
+    starts.push(Date.now());
+    const step = steps[ctx.attempt - 1] ?? { ms: 1_000_000 };
+    const signal = ctx.signal;
+    signals.push(signal);
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => (step.error !== undefined ? reject(step.error) : resolve(step.value ?? `#${ctx.attempt}`)), step.ms);
+      if (!step.ignoreAbort) {
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      }
+    });
+  });
+  return { fn, starts, signals };
+}
+
+describe('hedge(): timing and winners', () => {
+  it('starts a second attempt after delayMs and resolves with whichever answers first', async () => {
+    const { fn, starts } = backend({ ms: 1000 }, { ms: 20 });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(49);
+    expect(starts).toEqual([0]);
+    await clock.tickAsync(1);
+    expect(starts).toEqual([0, 50]);
+    await clock.tickAsync(19);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(1);
+    expect(p).toMatchObject({ state: 'resolved', value: '#2' });
+  });
+
+  it('sends no hedge when the first attempt answers within the delay', async () => {
+    const { fn, starts } = backend({ ms: 30 });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(30);
+    expect(p).toMatchObject({ state: 'resolved', value: '#1' });
+    await clock.tickAsync(1000);
+    expect(starts).toEqual([0]);
+  });
+
+  it('aborts every loser with an AbortError and ignores their late results', async () => {
+    const { fn, signals } = backend({ ms: 100, value: 'late', ignoreAbort: true }, { ms: 200 }, { ms: 10 });
+    const p = track(hedge(fn, { delayMs: 40, maxAttempts: 3 }));
+    await clock.tickAsync(90);
+    expect(p).toMatchObject({ state: 'resolved', value: '#3' });
+    expect(signals.map((s) => s.aborted)).toEqual([true, true, false]);
+    expect((signals[0]?.reason as Error).name).toBe('AbortError');
+    // The loser that ignores its signal answers later; the call has its value already.
+    await clock.tickAsync(100);
+    expect(p.value).toBe('#3');
+  });
+
+  it('swallows a loser that rejects after the call has settled (no unhandled rejection)', async () => {
+    // The first attempt does not listen to its signal and fails late; the setup file fails
+    // this test if that rejection goes unhandled.
+    const { fn } = backend({ ms: 100, error: httpError(500), ignoreAbort: true }, { ms: 5 });
+    const p = track(hedge(fn, { delayMs: 10 }));
+    await clock.tickAsync(15);
+    expect(p).toMatchObject({ state: 'resolved', value: '#2' });
+    await clock.tickAsync(100);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('starts hedges a delay apart up to maxAttempts in all (default 2)', async () => {
+    const two = backend();
+    const p2 = track(hedge(two.fn, { delayMs: 100, deadlineMs: 1000 }));
+    const three = backend();
+    const p3 = track(hedge(three.fn, { delayMs: 100, deadlineMs: 1000, maxAttempts: 3 }));
+    await clock.tickAsync(1000);
+    expect(two.starts).toEqual([0, 100]);
+    expect(three.starts).toEqual([0, 100, 200]);
+    expect(p2.error).toBeInstanceOf(RetryError);
+    expect(p3.error).toBeInstanceOf(RetryError);
+  });
+
+  it('a synchronous throw counts as a failed attempt', async () => {
+    let n = 0;
+    const p = track(
+      hedge(
+        () => {
+          if (++n === 1) throw httpError(503);
+          return 'second';
+        },
+        { delayMs: 50 },
+      ),
+    );
+    await clock.tickAsync(0);
+    expect(p).toMatchObject({ state: 'resolved', value: 'second' });
+  });
+});
+
+describe('hedge(): errors', () => {
+  it('ends the call with a non-retryable error from any attempt, unchanged, aborting the rest', async () => {
+    const forbidden = httpError(403);
+    const { fn, signals } = backend({ ms: 1000 }, { ms: 5, error: forbidden });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(55);
+    expect(p).toMatchObject({ state: 'rejected', error: forbidden });
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
+  it('starts the next attempt at once after a transient error, without waiting for the delay', async () => {
+    const events: HedgeEvent[] = [];
+    const unavailable = httpError(503);
+    const { fn, starts } = backend({ ms: 10, error: unavailable }, { ms: 10 });
+    const p = track(hedge(fn, { delayMs: 50, onHedge: (e) => events.push(e) }));
+    await clock.tickAsync(20);
+    expect(starts).toEqual([0, 10]);
+    expect(p).toMatchObject({ state: 'resolved', value: '#2' });
+    expect(events).toEqual([{ attempt: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 }]);
+  });
+
+  it('rejects with RetryError "attempts" once every attempt failed transiently', async () => {
+    const last = httpError(500);
+    const { fn } = backend({ ms: 10, error: httpError(503) }, { ms: 10, error: last });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(20);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2, cause: last });
+  });
+
+  it('waits for an attempt still running when a transient error finds no attempt left to start', async () => {
+    const { fn } = backend({ ms: 100 }, { ms: 10, error: httpError(503) });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(60);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(40);
+    expect(p).toMatchObject({ state: 'resolved', value: '#1' });
+  });
+
+  it('reports onHedge before each delayed hedge, and a throwing hook changes nothing', async () => {
+    const events: HedgeEvent[] = [];
+    const { fn, starts } = backend({ ms: 500 }, { ms: 500 }, { ms: 10 });
+    const p = track(
+      hedge(fn, {
+        delayMs: 30,
+        maxAttempts: 3,
+        onHedge: (e) => {
+          events.push(e);
+          throw new Error('broken logger');
+        },
+      }),
+    );
+    await clock.tickAsync(70);
+    expect(starts).toEqual([0, 30, 60]);
+    expect(events.map(({ attempt, reason, elapsedMs }) => ({ attempt, reason, elapsedMs }))).toEqual([
+      { attempt: 2, reason: 'delay', elapsedMs: 30 },
+      { attempt: 3, reason: 'delay', elapsedMs: 60 },
+    ]);
+    expect(p.value).toBe('#3');
+  });
+
+  it('surfaces an exception thrown by the retryable predicate', async () => {
+    const bug = new Error('predicate bug');
+    const { fn, signals } = backend({ ms: 100 }, { ms: 10, error: httpError(503) });
+    const p = track(
+      hedge(fn, {
+        delayMs: 50,
+        retryable: () => {
+          throw bug;
+        },
+      }),
+    );
+    await clock.tickAsync(60);
+    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    expect(signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('hedge(): idempotency and limits', () => {
+  it('surfaces an exception thrown by the budget, aborting the attempt running', async () => {
+    const bug = new Error('budget bug');
+    const budget = {
+      record() {},
+      canRetry(): boolean {
+        throw bug;
+      },
+    };
+    const { fn, signals } = backend({ ms: 100 });
+    const p = track(hedge(fn, { delayMs: 10, budget }));
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
+  it('makes exactly one attempt when idempotent is false, passing its error on unchanged', async () => {
+    const slow = backend({ ms: 500 });
+    const p = track(hedge(slow.fn, { delayMs: 10, idempotent: false }));
+    await clock.tickAsync(500);
+    expect(slow.starts).toEqual([0]);
+    expect(p.value).toBe('#1');
+
+    const unavailable = httpError(503);
+    const failing = backend({ ms: 5, error: unavailable });
+    const q = track(hedge(failing.fn, { delayMs: 10, idempotent: false }));
+    await clock.tickAsync(100);
+    expect(q).toMatchObject({ state: 'rejected', error: unavailable });
+    expect(failing.starts).toHaveLength(1);
+  });
+
+  it('asks an idempotent function once, with the first attempt’s context', async () => {
+    const idempotent = vi.fn((ctx: AttemptContext) => ctx.attempt === 1 && false);
+    const { fn, starts } = backend({ ms: 100 });
+    const p = track(hedge(fn, { delayMs: 10, idempotent }));
+    await clock.tickAsync(100);
+    expect(idempotent).toHaveBeenCalledTimes(1);
+    expect(starts).toEqual([0]);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('stops hedging when the retry budget is spent: each hedge costs a token', async () => {
+    // 2 tokens; hedges allowed while tokens > 1. The first hedge takes one, leaving 1.
+    const budget = createRetryBudget({ maxTokens: 2, tokenRatio: 0.001 });
+    const first = backend({ ms: 100 }, { ms: 10 });
+    const a = track(hedge(first.fn, { delayMs: 20, budget }));
+    await clock.tickAsync(30);
+    expect(first.starts).toEqual([0, 20]);
+    expect(a.value).toBe('#2');
+    expect(budget.tokens).toBe(1.001);
+    // 1.001 > 1: one more hedge, then the bucket is at 0.002 and refuses.
+    const second = backend({ ms: 100 }, { ms: 10 });
+    const b = track(hedge(second.fn, { delayMs: 20, budget }));
+    await clock.tickAsync(30);
+    expect(second.starts).toHaveLength(2);
+    expect(b.value).toBe('#2');
+    const third = backend({ ms: 100 }, { ms: 10 });
+    const c = track(hedge(third.fn, { delayMs: 20, budget }));
+    await clock.tickAsync(100);
+    expect(third.starts).toEqual([60]);
+    expect(c.value).toBe('#1');
+  });
+
+  it('fails with RetryError "budget" when a transient error finds the budget spent and nothing running', async () => {
+    const budget = createRetryBudget({ maxTokens: 2 });
+    budget.record(false); // 1 token: no retry, no hedge
+    const unavailable = httpError(503);
+    const { fn } = backend({ ms: 5, error: unavailable });
+    const p = track(hedge(fn, { delayMs: 20, budget }));
+    await clock.tickAsync(5);
+    expect(p.error).toMatchObject({ reason: 'budget', cause: unavailable });
+  });
+
+  it('keeps hedges within the hedger’s extra-load allowance: 1 + maxExtraLoad × calls', async () => {
+    const hedger = createHedger({ maxExtraLoad: 0.5 });
+    const hedged: number[] = [];
+    for (let call = 0; call < 6; call++) {
+      const { fn, starts } = backend({ ms: 100 }, { ms: 10 });
+      const p = hedge(fn, { delayMs: 20, hedger });
+      await clock.tickAsync(100);
+      await p;
+      hedged.push(starts.length - 1);
+    }
+    // Allowance 1 + 0.5 per call, 1 per hedge: 1.5 → 0.5, 1 → 0, 0.5, 1 → 0, 0.5, 1 → 0.
+    expect(hedged).toEqual([1, 1, 0, 1, 0, 1]);
+    expect({ calls: hedger.calls, hedges: hedger.hedges }).toEqual({ calls: 6, hedges: 4 });
+  });
+
+  it('asks again one delay later for a hedge the allowance refused, so the slowest calls get it', async () => {
+    const hedger = createHedger({ maxExtraLoad: 0.5 });
+    const options = { delayMs: 20, hedger, deadlineMs: 200 };
+    const calls = [backend(), backend(), backend(), backend()];
+    const results = [];
+    for (const [i, at] of [0, 25, 30, 55].entries()) {
+      await clock.tickAsync(at - Date.now());
+      results.push(track(hedge((calls[i] as ReturnType<typeof backend>).fn, options)));
+    }
+    await clock.tickAsync(300);
+    // Allowance: 1.5 → hedge at 20 → 0.5; 1 → hedge at 45 → 0; 0.5, refused at 50; 1 at 55;
+    // the third call asks again at 70 and gets it; the fourth is refused at 75, 95, …
+    expect(calls.map((c) => c.starts)).toEqual([[0, 20], [25, 45], [30, 70], [55]]);
+    expect(results.map((r) => (r.error as RetryError).reason)).toEqual(['deadline', 'deadline', 'deadline', 'deadline']);
+  });
+
+  it('adapts the delay to the hedger’s percentile of recent latencies, within floor and cap', async () => {
+    const hedger = createHedger({ percentile: 0.9, windowSize: 10, minDelayMs: 5, maxDelayMs: 400, maxExtraLoad: 1 });
+    expect(hedger.delayMs).toBe(400); // empty window: the cap
+    for (const ms of [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]) {
+      const { fn } = backend({ ms });
+      const p = hedge(fn, { hedger });
+      await clock.tickAsync(ms);
+      await p;
+    }
+    expect(hedger.delayMs).toBe(90);
+    const { fn, starts } = backend({ ms: 1000 }, { ms: 10 });
+    const t0 = Date.now();
+    const p = track(hedge(fn, { hedger }));
+    await clock.tickAsync(100);
+    expect(starts.map((s) => s - t0)).toEqual([0, 90]);
+    expect(p.value).toBe('#2');
+    // The window keeps how long first attempts took: at least 100 ms here, as a hedge won then.
+    expect(hedger.delayMs).toBe(100);
+    const floor = createHedger({ minDelayMs: 5, windowSize: 1 });
+    const q = hedge(() => 'instant', { hedger: floor });
+    await q;
+    expect(floor.delayMs).toBe(5);
+  });
+});
+
+describe('hedge(): deadline and abort', () => {
+  it('gives up at the deadline with RetryError "deadline", aborting every attempt with a TimeoutError', async () => {
+    const { fn, signals } = backend();
+    const p = track(hedge(fn, { delayMs: 50, deadlineMs: 300 }));
+    await clock.tickAsync(299);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(1);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 2, elapsedMs: 300 });
+    expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
+    expect(signals.map((s) => s.aborted && s.reason instanceof TimeoutError)).toEqual([true, true]);
+  });
+
+  it('sends no hedge at or past the deadline', async () => {
+    const { fn, starts } = backend();
+    const p = track(hedge(fn, { delayMs: 300, deadlineMs: 300 }));
+    await clock.tickAsync(300);
+    expect(starts).toEqual([0]);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1 });
+  });
+
+  it('rejects with signal.reason when the caller aborts, aborting every attempt and removing its listener', async () => {
+    const controller = new AbortController();
+    const { fn, signals } = backend();
+    const p = track(hedge(fn, { delayMs: 50, signal: controller.signal }));
+    await clock.tickAsync(60);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    const reason = new Error('user left');
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(p).toMatchObject({ state: 'rejected', error: reason });
+    expect(signals.map((s) => s.reason)).toEqual([reason, reason]);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('never calls fn when the signal is already aborted', async () => {
+    const fn = vi.fn(() => 'x');
+    const reason = new Error('already');
+    await expect(hedge(fn, { delayMs: 5, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('leaves no listener on a long-lived signal after many calls', async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 50; i++) {
+      const { fn } = backend({ ms: 60 }, { ms: 1 });
+      const p = hedge(fn, { delayMs: 50, signal: controller.signal });
+      await clock.tickAsync(51);
+      await p;
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it('a signal first read after the attempt lost is already aborted', async () => {
+    let late: AttemptContext | undefined;
+    const p = hedge(
+      (ctx) => {
+        if (ctx.attempt === 1) {
+          late = ctx;
+          return new Promise<string>(() => {});
+        }
+        return 'second';
+      },
+      { delayMs: 10 },
+    );
+    await clock.tickAsync(10);
+    await expect(p).resolves.toBe('second');
+    expect(late?.signal.aborted).toBe(true);
+  });
+});
+
+describe('hedge(): options', () => {
+  it('rejects bad options up front, naming the field and the value', () => {
+    const fn = () => 'x';
+    expect(() => hedge(fn, {})).toThrow('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
+    expect(() => hedge(fn, { delayMs: -1 })).toThrow('hedge: options.delayMs must be a finite number >= 0, got -1');
+    expect(() => hedge(fn, { delayMs: Number.NaN })).toThrow(RangeError);
+    expect(() => hedge(fn, { delayMs: 1, maxAttempts: 0 })).toThrow('hedge: options.maxAttempts must be an integer >= 1, got 0');
+    expect(() => hedge(fn, { delayMs: 1, deadlineMs: 0 })).toThrow('options.deadlineMs must be a number > 0');
+    expect(() => hedge(fn, { delayMs: 1, hedger: {} as never })).toThrow('hedge: options.hedger must come from createHedger(), got {}');
+    expect(() => hedge(fn, { delayMs: 1, onHedge: 'log' as never })).toThrow('hedge: options.onHedge must be a function, got "log"');
+    expect(() => hedge(fn, { delayMs: 1, idempotent: 'yes' as never })).toThrow('options.idempotent must be a boolean or a function');
+    expect(() => hedge(fn, { delayMs: 1, budget: {} as never })).toThrow('options.budget must come from createRetryBudget()');
+    expect(() => hedge(fn, { delayMs: 1, signal: {} as never })).toThrow('options.signal must be an AbortSignal');
+    expect(() => hedge(fn, { delayMs: 1, delay: 5 } as never)).toThrow('hedge: unknown option "delay"');
+    expect(() => hedge('fn' as never, { delayMs: 1 })).toThrow('hedge: fn must be a function, got "fn"');
+    expect(() => hedge(fn, null as never)).toThrow('hedge: options must be an object, got null');
+  });
+
+  it('reads own properties only', () => {
+    const inherited = Object.create({ delayMs: 10 }) as { delayMs?: number };
+    expect(() => hedge(() => 'x', inherited)).toThrow('got neither');
+  });
+
+  it('createHedger rejects bad options, naming the field and the value', () => {
+    expect(() => createHedger({ percentile: 0 })).toThrow('createHedger: options.percentile must be a number in (0, 1], got 0');
+    expect(() => createHedger({ percentile: 1.5 })).toThrow('options.percentile');
+    expect(() => createHedger({ windowSize: 2.5 })).toThrow('createHedger: options.windowSize must be an integer in [1, 10000], got 2.5');
+    expect(() => createHedger({ minDelayMs: -1 })).toThrow('options.minDelayMs must be a finite number >= 0, got -1');
+    expect(() => createHedger({ minDelayMs: 50, maxDelayMs: 10 })).toThrow('options.maxDelayMs must be a finite number >= minDelayMs (50), got 10');
+    expect(() => createHedger({ maxExtraLoad: 2 })).toThrow('options.maxExtraLoad must be a number in [0, 1], got 2');
+    expect(() => createHedger({ maxExtraLoad: '5%' as never })).toThrow('got "5%"');
+    expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');
+    expect(() => createHedger(Object.create({ windowSize: -3 }))).not.toThrow();
+  });
+});
+
+describe('latency window (pure)', () => {
+  it('nearestRank: the smallest value with at least p of the values at or below it', () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+    expect(nearestRank(hundred, 0.95)).toBe(95);
+    expect(nearestRank(hundred, 1)).toBe(100);
+    expect(nearestRank(hundred, 0.001)).toBe(1);
+    expect(nearestRank([7], 0.5)).toBe(7);
+    expect(nearestRank([], 0.5)).toBeNaN();
+  });
+
+  it('property: the window’s percentile is nearestRank of its last `size` latencies', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 1000 }), { maxLength: 80 }),
+        fc.double({ min: 0.001, max: 1, noNaN: true }),
+        (size, latencies, p) => {
+          const window = createLatencyWindow(size);
+          for (const ms of latencies) window.record(ms);
+          const kept = latencies.slice(-size).sort((a, b) => a - b);
+          expect(window.count).toBe(kept.length);
+          expect(Object.is(window.percentile(p), nearestRank(kept, p))).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('property: a percentile lies within the window and grows with p', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 1e6, noNaN: true }), { minLength: 1, maxLength: 50 }),
+        fc.double({ min: 0.001, max: 1, noNaN: true }),
+        fc.double({ min: 0.001, max: 1, noNaN: true }),
+        (latencies, p, q) => {
+          const window = createLatencyWindow(64);
+          for (const ms of latencies) window.record(ms);
+          const [lo, hi] = p <= q ? [p, q] : [q, p];
+          expect(window.percentile(lo)).toBeLessThanOrEqual(window.percentile(hi));
+          expect(window.percentile(lo)).toBeGreaterThanOrEqual(Math.min(...latencies));
+          expect(window.percentile(hi)).toBeLessThanOrEqual(Math.max(...latencies));
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,130 @@
+// The shape of src/ (see "Target layout" in the design): folders name layers, a module imports
+// only from its own layer or those below, no import cycle (type-only imports included), no file
+// over 300 lines, and every module loads on its own.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const srcDir = join(root, 'src');
+
+/** Lowest first: a module may import from its own layer and those before it, never after. */
+const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
+  ['util', /^util\//],
+  ['types/errors', /^(types|errors)\.ts$/],
+  ['runtime', /^runtime\//],
+  ['classify', /^classify\//],
+  ['core', /^core\//],
+  ['fleet', /^fleet\//],
+  ['fetch/presets', /^(fetch\.ts|fetch\/|presets\/)/],
+  ['cli/index', /^(cli\.ts|cli\/|index\.ts)/],
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [relative(srcDir, path)] : [];
+  });
+}
+
+function layerOf(file: string): number {
+  const index = LAYERS.findIndex(([, test]) => test.test(file));
+  if (index < 0) throw new Error(`src/${file} is in no layer: put it in a folder of the target layout`);
+  return index;
+}
+
+/** Every relative module a file imports or re-exports (`import type` included), as src-relative paths. */
+function importsOf(file: string, text: string): string[] {
+  const found = new Set<string>();
+  const specifiers = /(?:^|\n)\s*(?:import|export)\b[^;'"]*?\bfrom\s*'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g;
+  for (const match of text.matchAll(specifiers)) {
+    const specifier = (match[1] ?? match[2]) as string;
+    found.add(relative(srcDir, resolve(srcDir, dirname(file), specifier)).replace(/\.js$/, '.ts'));
+  }
+  return [...found];
+}
+
+/** A cycle in `graph` as a list of files (first = last), or undefined. */
+function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    if (state.get(node) === 'done') return undefined;
+    if (state.get(node) === 'open') return [...stack.slice(stack.indexOf(node)), node];
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next);
+      if (cycle !== undefined) return cycle;
+    }
+    stack.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node);
+    if (cycle !== undefined) return cycle;
+  }
+  return undefined;
+}
+
+const files = sourceFiles(srcDir).sort();
+const texts = new Map(files.map((file) => [file, readFileSync(join(srcDir, file), 'utf8')] as const));
+const graph = new Map(files.map((file) => [file, importsOf(file, texts.get(file) as string)] as const));
+
+describe('the layout of src/', () => {
+  it('puts every file in a layer', () => {
+    for (const file of files) expect(() => layerOf(file), file).not.toThrow();
+  });
+
+  it('imports only existing modules of src/', () => {
+    for (const [file, imports] of graph) for (const target of imports) expect(files, `${file} imports ${target}`).toContain(target);
+  });
+
+  it('never imports up the layer order', () => {
+    const upward = [...graph].flatMap(([file, imports]) =>
+      imports.filter((target) => layerOf(target) > layerOf(file)).map((target) => `${file} (${LAYERS[layerOf(file)]?.[0]}) imports ${target} (${LAYERS[layerOf(target)]?.[0]})`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('has no import cycle, type-only imports included', () => {
+    expect(findCycle(graph)).toBeUndefined();
+  });
+
+  it('has no file over 300 lines', () => {
+    const lines = (file: string): number => (texts.get(file) as string).split('\n').length;
+    expect(files.filter((file) => lines(file) > 300)).toEqual([]);
+  });
+
+  // A module that throws while loading fails every test file importing it before any of its
+  // tests run; importing each one inside a test reports such a failure by name (and counts for
+  // mutation testing, which only counts failed tests). The CLI entry runs the command on import.
+  it.each(files.filter((file) => file !== 'cli.ts'))('loads %s', async (file) => {
+    const exports: object = await import(join(srcDir, file));
+    expect(typeof exports).toBe('object');
+  });
+});
+
+describe('the checks themselves', () => {
+  it('find a cycle, including one through a type-only import', () => {
+    const a = importsOf('core/a.ts', "import type { X } from './b.js';\nexport { y } from '../util/c.js';");
+    expect(a).toEqual(['core/b.ts', 'util/c.ts']);
+    expect(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual(['a', 'b', 'c', 'a']);
+    expect(findCycle(new Map([['a', ['b']], ['b', []], ['c', ['a', 'b']]]))).toBeUndefined();
+  });
+
+  it('order the layers from util up to the entry points', () => {
+    expect(layerOf('util/check.ts')).toBeLessThan(layerOf('errors.ts'));
+    expect(layerOf('types.ts')).toBe(layerOf('errors.ts'));
+    expect(layerOf('runtime/clock.ts')).toBeLessThan(layerOf('classify/predicates.ts'));
+    expect(layerOf('classify/predicates.ts')).toBeLessThan(layerOf('core/run.ts'));
+    expect(layerOf('core/run.ts')).toBeLessThan(layerOf('fleet/budget.ts'));
+    expect(layerOf('fleet/budget.ts')).toBeLessThan(layerOf('presets/gcs.ts'));
+    expect(layerOf('fetch.ts')).toBe(layerOf('fetch/plan.ts'));
+    expect(layerOf('presets/gcs.ts')).toBeLessThan(layerOf('index.ts'));
+    expect(() => layerOf('helpers.ts')).toThrow(/no layer/);
+  });
+});
