@@ -70,7 +70,7 @@ describe('retryOnResult', () => {
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3, elapsedMs: 3000 });
     expect(error.value).toBe(last);
     expect(error.cause).toBeUndefined();
-    expect(error.message).toMatch(/gave up after 3 attempts in 3000 ms \(out of attempts\)/);
+    expect(error.message).toBe('gave up after 3 attempts in 3000 ms (out of attempts): retryOnResult rejected the last value');
     expect(onGiveUp).toHaveBeenCalledWith({ reason: 'attempts', error, attempts: 3, elapsedMs: 3000 });
   });
 
