@@ -37,7 +37,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: 3000,
     // Raised from 5,600 for issue 12 (5,991 B then); 6,370 after issue 15's re-layout (a pure
     // decide(), typed phases, table-driven option checks): the core is not yet at its target.
-    limitBytes: 6370,
+    // 7,050 for issue 13 (6,303 → 7,012 B): errors branded across copies, onSuccess/onGiveUp
+    // with their reasons, retryOnResult, unref, four more checked options.
+    limitBytes: 7050,
   },
   {
     name: 'whole package',

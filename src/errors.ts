@@ -3,6 +3,7 @@
  * a predicate. They depend on nothing but the response header reader, so every layer can
  * throw or recognise them.
  */
+import { brand, hasBrand, isInstance } from './util/brand.js';
 import { retryAfterIn } from './util/http-headers.js';
 
 /**
@@ -15,7 +16,9 @@ export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 
 /**
  * `retry()` gave up although the last error was transient: out of attempts, out of time, or
- * refused by the retry budget. `cause` is the last error.
+ * refused by the retry budget. `cause` is the last error; when the last attempt returned a
+ * value that `retryOnResult` rejected, `value` is that value and `cause` is undefined.
+ * `instanceof` (and {@link isRetryError}) recognise one from any copy of the library.
  *
  * @example
  * try { await retry(call, { maxAttempts: 3 }); }
@@ -29,20 +32,42 @@ export class RetryError extends Error {
   readonly attempts: number;
   /** Whole milliseconds from the moment `retry()` was called to giving up. */
   readonly elapsedMs: number;
-  /** The last attempt's error. */
+  /** The last attempt's error (undefined when it returned a value to retry). */
   override readonly cause: unknown;
+  /** The last attempt's value that `retryOnResult` rejected, or undefined. */
+  readonly value: unknown;
 
-  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown) {
+  constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown, value?: unknown) {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
     const ms = Math.round(elapsedMs);
     // `cause` is this class's own field, set below (a field declared in a subclass replaces
     // whatever the Error constructor would have set from its options).
-    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${detailOf(cause)}`);
+    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : detailOf(cause)}`);
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = ms;
     this.cause = cause;
+    this.value = value;
+    brand(this, 'RetryError');
   }
+
+  /** True for a RetryError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, RetryError, 'RetryError', value);
+  }
+}
+
+/**
+ * True for a {@link RetryError} from any copy of this library: the ESM and the CommonJS build
+ * loaded side by side, or two versions. `error instanceof RetryError` answers the same; this
+ * one reads better in a filter and narrows the type.
+ *
+ * @example
+ * try { await retry(call); }
+ * catch (e) { if (isRetryError(e)) metrics.count(`gave_up_${e.reason}`); else throw e; }
+ */
+export function isRetryError(error: unknown): error is RetryError {
+  return hasBrand(error, 'RetryError') || error instanceof RetryError;
 }
 
 /**
@@ -69,6 +94,16 @@ function detailOf(cause: unknown): string {
  */
 export class TimeoutError extends Error {
   override readonly name = 'TimeoutError';
+
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options);
+    brand(this, 'TimeoutError');
+  }
+
+  /** True for a TimeoutError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, TimeoutError, 'TimeoutError', value);
+  }
 }
 
 /**
@@ -96,6 +131,12 @@ export class ThrottledError extends Error {
     this.probability = probability;
     this.requests = requests;
     this.accepts = accepts;
+    brand(this, 'ThrottledError');
+  }
+
+  /** True for a ThrottledError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, ThrottledError, 'ThrottledError', value);
   }
 }
 
@@ -129,5 +170,11 @@ export class HttpStatusError extends Error {
     this.method = method;
     this.response = response;
     this.retryAfterMs = retryAfterIn(response.headers, Date.now());
+    brand(this, 'HttpStatusError');
+  }
+
+  /** True for a HttpStatusError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, HttpStatusError, 'HttpStatusError', value);
   }
 }

@@ -6,9 +6,18 @@
  */
 export { type BackoffPolicy, type Jitter } from './types.js';
 export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
-export { type AttemptContext, type AttemptThrottle, type RetryBudget, type RetryEvent, type RetryOptions } from './types.js';
-export { type RetryErrorReason, RetryError, TimeoutError } from './errors.js';
-export { retry } from './core/retry.js';
+export {
+  type AttemptContext,
+  type AttemptThrottle,
+  type GiveUpEvent,
+  type GiveUpReason,
+  type RetryBudget,
+  type RetryEvent,
+  type RetryOptions,
+  type SuccessEvent,
+} from './types.js';
+export { type RetryErrorReason, RetryError, TimeoutError, isRetryError } from './errors.js';
+export { retry, withRetry } from './core/retry.js';
 export { DEFAULT_DEADLINE_MS } from './core/options.js';
 export { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, retryAfterMsOf, statusStringOf, systemCodeOf } from './classify/error-shape.js';
 export { parseRetryAfter } from './util/http-headers.js';

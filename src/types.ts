@@ -90,11 +90,58 @@ export interface AttemptContext {
 export interface RetryEvent {
   /** The attempt that just failed (1-based). */
   readonly attempt: number;
-  /** What it failed with. */
+  /** What it failed with; `undefined` when it returned a value that `retryOnResult` rejected. */
   readonly error: unknown;
+  /** The value `retryOnResult` rejected, when the attempt returned one. */
+  readonly value?: unknown;
   /** How long the loop will now wait, in milliseconds. */
   readonly delayMs: number;
   /** Milliseconds since `retry()` was called. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * Every way a call can end without a value, as `onGiveUp` reports it: out of attempts, time or
+ * budget (the call rejects with a `RetryError` of that reason), an error that is not retryable
+ * or an operation that is not idempotent (it rejects with the error itself), the caller's abort
+ * (`signal.reason`), or the adaptive throttle's refusal (its `ThrottledError`). A `retryable`,
+ * `idempotent` or `retryOnResult` that throws counts as `'not-retryable'` (the call rejects
+ * with what it threw).
+ *
+ * @example
+ * const onGiveUp = ({ reason }: GiveUpEvent) => metrics.count(`retry_gave_up_${reason}`);
+ */
+export type GiveUpReason = 'attempts' | 'deadline' | 'budget' | 'not-retryable' | 'not-idempotent' | 'aborted' | 'throttled';
+
+/**
+ * Passed to `onSuccess` once, when the call resolves.
+ *
+ * @example
+ * retry(call, { onSuccess: ({ attempts, elapsedMs }) => metrics.record('retry_attempts', attempts, { elapsedMs }) });
+ */
+export interface SuccessEvent<T = unknown> {
+  /** Attempts made, the first included. */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
+  readonly elapsedMs: number;
+  /** What the call resolves with. */
+  readonly value: T;
+}
+
+/**
+ * Passed to `onGiveUp` once, when the call rejects.
+ *
+ * @example
+ * retry(call, { onGiveUp: ({ reason, attempts, error }) => log.warn(`gave up (${reason}) after ${attempts} attempts`, error) });
+ */
+export interface GiveUpEvent {
+  /** Why the call ended without a value. */
+  readonly reason: GiveUpReason;
+  /** What the call rejects with. */
+  readonly error: unknown;
+  /** Attempts made, the first included (0 when the signal had aborted before the first). */
+  readonly attempts: number;
+  /** Whole milliseconds from the moment `retry()` was called. */
   readonly elapsedMs: number;
 }
 
@@ -146,7 +193,7 @@ export interface AttemptThrottle {
  * };
  * await retry(call, options);
  */
-export interface RetryOptions {
+export interface RetryOptions<T = unknown> {
   /** Backoff policy; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). */
   backoff?: Partial<BackoffPolicy>;
   /** Total attempts, the first included. Default `Infinity` (the deadline ends the loop). */
@@ -157,16 +204,35 @@ export interface RetryOptions {
   attemptTimeoutMs?: number;
   /** Is this error transient? Default `isTransient`. */
   retryable?: RetryPredicate;
-  /** Is the operation safe to send again? Default `true`. When false, no error is retried. */
-  idempotent?: boolean | ((ctx: AttemptContext) => boolean);
+  /**
+   * Is the operation safe to send again, after this attempt's failure? Default `true`. When
+   * false, no error is retried. A function also gets the error it is judging (`undefined` for
+   * a value `retryOnResult` rejected).
+   */
+  idempotent?: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  /**
+   * Is this value not the answer yet? When it returns true, the attempt counts as a transient
+   * failure (same backoff, deadline, budget and hooks); giving up rejects with a `RetryError`
+   * whose `value` is the last value. For polling (an operation's `done`, a job's status).
+   */
+  retryOnResult?: (value: T, ctx: AttemptContext) => boolean;
   /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
   signal?: AbortSignal;
   /** Called before each sleep; an exception it throws is ignored. */
   onRetry?: (event: RetryEvent) => void;
+  /** Called once when the call resolves. May be async; what it throws or rejects is ignored. */
+  onSuccess?: (event: SuccessEvent<T>) => void | PromiseLike<void>;
+  /** Called once when the call rejects, with the reason. May be async; what it throws or rejects is ignored. */
+  onGiveUp?: (event: GiveUpEvent) => void | PromiseLike<void>;
   /** A retry budget shared by many calls; a refused retry fails with `RetryError` `'budget'`. */
   budget?: RetryBudget;
   /** Client-side adaptive throttling shared by many calls. */
   throttle?: AttemptThrottle;
   /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
   rng?: () => number;
+  /**
+   * True: while this call waits (a sleep, a running attempt's deadline), the library's timer
+   * does not keep the process alive (Node, Deno, Bun). Default false.
+   */
+  unref?: boolean;
 }

@@ -161,9 +161,9 @@ export const aborted: RetryPredicate = (error) => {
  * The default classification of `retry()`: every error is transient **except** the ones known
  * to be permanent — an HTTP status other than 408/429/500/502/503/504 (a 409 ABORTED is
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
- * ABORTED/INTERNAL/UNKNOWN, an `AbortError` (also under `cause`, unless the abort was a
- * timeout), a `ThrottledError` (the adaptive throttle refused the call on purpose), a
- * `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), and
+ * ABORTED/INTERNAL/UNKNOWN, an abort (`AbortError`, axios' `CanceledError`; also under `cause`,
+ * unless the abort was a timeout), a `ThrottledError` (the adaptive throttle refused the call
+ * on purpose), a `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), and
  * programmer errors (`TypeError`, `RangeError`, `ReferenceError`, `SyntaxError`) other than
  * fetch's network `TypeError`.
  *
@@ -211,13 +211,14 @@ export function oneRetryLayer(predicate: RetryPredicate): RetryPredicate {
 }
 
 /*
- * An AbortError anywhere in the cause chain (gaxios wraps the one node-fetch throws), unless the
- * abort was a timeout (see `timedOut`): a timed-out request is worth another try, a request
- * its caller cancelled is not.
+ * An abort anywhere in the cause chain, unless it was a timeout (see `timedOut`): a timed-out
+ * request is worth another try, a request its caller cancelled is not. Aborts are named
+ * `AbortError` (fetch, node-fetch, which gaxios wraps) or, by axios, `CanceledError`.
  */
 function abortedByCaller(error: unknown): boolean {
-  return firstInChain(error, (e) => (e.name === 'AbortError' ? true : undefined)) === true && !timedOut(error);
+  return firstInChain(error, (e) => (ABORT_NAMES.has(e.name) ? true : undefined)) === true && !timedOut(error);
 }
+const ABORT_NAMES: ReadonlySet<unknown> = new Set(['AbortError', 'CanceledError']);
 
 // DOMException is not an Error subclass in every runtime; read its name anyway.
 function isErrorLike(value: unknown): boolean {

@@ -34,14 +34,35 @@ export class Context implements AttemptContext {
 }
 
 /** The reaction to an attempt's value; `this` is the attempt's context. */
-export function attemptValue(this: Context, value: unknown): void {
+function attemptValue(this: Context, value: unknown): void {
   Context.ownerOf(this).attemptResolved(this, value);
 }
 
 /** The reaction to an attempt's failure; `this` is the attempt's context. */
-export function attemptError(this: Context, error: unknown): void {
+function attemptError(this: Context, error: unknown): void {
   Context.ownerOf(this).attemptRejected(this, error);
 }
 
-/** Swallows the rejection of a promise nobody else will read (an async onRetry hook's). */
+/**
+ * Subscribes the attempt's two reactions to what fn returned. An outcome that arrives after the
+ * attempt was abandoned (timeout, deadline, abort) is ignored, but it is always listened to,
+ * settled call or not: a promise fn returns must never become an unhandled rejection. The
+ * reactions are shared functions bound to the context: two small objects, where closures would
+ * also need a scope of their own.
+ */
+export function listen(result: unknown, ctx: Context): void {
+  const onValue = attemptValue.bind(ctx);
+  const onError = attemptError.bind(ctx);
+  try {
+    // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
+    // foreign thenable, which could call back twice, or synchronously.
+    if (result instanceof Promise) result.then(onValue, onError);
+    else Promise.resolve(result).then(onValue, onError);
+  } catch (error) {
+    // A Promise subclass or Proxy whose `then` throws: the attempt failed with that error.
+    onError(error);
+  }
+}
+
+/** Swallows the rejection of a promise nobody else will read (an async hook's). */
 export function ignore(): void {}

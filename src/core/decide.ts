@@ -6,16 +6,18 @@
 import { retryAfterMsOf } from '../classify/error-shape.js';
 import { RetryError, type RetryErrorReason } from '../errors.js';
 import { delayFor } from './backoff.js';
+import type { AttemptContext } from '../types.js';
 import type { RetryConfig } from './options.js';
 
 /** The shortest real sleep: timers fire no sooner than 1 ms later. */
 export const MIN_SLEEP_MS = 1;
 
 /**
- * Why the loop gives up: the error is not transient, or the operation not safe to resend (the
+ * Why decide() gives up: the error is not transient, or the operation not safe to resend (the
  * call rejects with the error itself), or a limit was reached (it rejects with a RetryError).
+ * The loop itself adds the caller's abort and the throttle's refusal (see `GiveUpReason`).
  */
-export type GiveUpReason = 'not-retryable' | 'not-idempotent' | RetryErrorReason;
+export type DecidedReason = 'not-retryable' | 'not-idempotent' | RetryErrorReason;
 
 /**
  * The answer for one failed attempt: `wait` that many milliseconds and try again, or give up
@@ -23,12 +25,14 @@ export type GiveUpReason = 'not-retryable' | 'not-idempotent' | RetryErrorReason
  */
 export type Decision =
   | { readonly action: 'wait'; readonly delayMs: number }
-  | { readonly action: 'give-up'; readonly reason: GiveUpReason; readonly error: unknown };
+  | { readonly action: 'give-up'; readonly reason: DecidedReason; readonly error: unknown };
 
 /** The failed attempt, as decide() needs it. */
 export interface FailedAttempt {
-  /** What it failed with. */
+  /** What it failed with (undefined for a value `retryOnResult` rejected). */
   readonly error: unknown;
+  /** The value `retryOnResult` rejected, if that is how it failed: a RetryError carries it. */
+  readonly value?: unknown;
   /** Whether the retry policy called the error transient (asked by the loop, which records it). */
   readonly transient: boolean;
   /** 1-based. */
@@ -50,12 +54,12 @@ export interface FailedAttempt {
  * settles the call with that error.
  */
 export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: number): Decision {
-  const { error, attempt, elapsedMs } = failed;
+  const { error, attempt, elapsedMs, value } = failed;
   if (!failed.transient) return giveUp('not-retryable', error);
   if (!failed.idempotent) return giveUp('not-idempotent', error);
-  if (attempt >= config.maxAttempts) return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error));
+  if (attempt >= config.maxAttempts) return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
   if (config.budget !== undefined && !config.budget.canRetry()) {
-    return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error));
+    return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
   }
   let delayMs = delayFor(attempt - 1, config.backoff, config.rng);
   const hintMs = retryAfterMsOf(error, wallNowMs);
@@ -63,11 +67,20 @@ export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: n
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
   // fractional delay (jitter makes them) is rounded up to the next millisecond.
   if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
-    return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error));
+    return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error, value));
   }
   return { action: 'wait', delayMs };
 }
 
-function giveUp(reason: GiveUpReason, error: unknown): Decision {
+/**
+ * Asks `config.idempotent` whether the operation may be sent again after `error` (undefined
+ * for a value retryOnResult rejected). User code: it may throw, as decide()'s callees may.
+ */
+export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: unknown): boolean {
+  const { idempotent } = config;
+  return typeof idempotent === 'function' ? idempotent(ctx, error) : idempotent;
+}
+
+function giveUp(reason: DecidedReason, error: unknown): Decision {
   return { action: 'give-up', reason, error };
 }

@@ -3,7 +3,7 @@
  * Every bad value is rejected here, before any attempt, with an error naming the option.
  */
 import { isTransient } from '../classify/predicates.js';
-import type { AttemptContext, AttemptThrottle, BackoffPolicy, RetryBudget, RetryEvent, RetryOptions, RetryPredicate } from '../types.js';
+import type { AttemptContext, AttemptThrottle, BackoffPolicy, GiveUpEvent, RetryBudget, RetryEvent, RetryOptions, RetryPredicate, SuccessEvent } from '../types.js';
 import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
@@ -23,12 +23,17 @@ export interface RetryConfig {
   /** `Infinity` when there is no per-attempt limit. */
   readonly attemptTimeoutMs: number;
   readonly retryable: RetryPredicate;
-  readonly idempotent: boolean | ((ctx: AttemptContext) => boolean);
+  readonly idempotent: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  readonly retryOnResult: ((value: unknown, ctx: AttemptContext) => boolean) | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onRetry: (event: RetryEvent) => void;
+  /** undefined when not given: the success path then reads no clock and makes no event. */
+  readonly onSuccess: ((event: SuccessEvent) => unknown) | undefined;
+  readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
+  readonly unref: boolean;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -42,10 +47,10 @@ export function readOptions(options: RetryOptions | undefined): RetryConfig {
   if (options === undefined) return DEFAULT_CONFIG;
   if (options === lastFrozen) return lastConfig;
   // Checked first: an unfrozen object is read afresh on every call (it may have changed).
-  if (!Object.isFrozen(options)) return validate(options);
+  if (!Object.isFrozen(options)) return validateOptions(options);
   let config = readFrozen.get(options);
   if (config === undefined) {
-    config = validate(options);
+    config = validateOptions(options);
     readFrozen.set(options, config);
   }
   lastFrozen = options;
@@ -69,14 +74,22 @@ const RULES: FieldRules = {
   attemptTimeoutMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0', range: true },
   retryable: FUNCTION,
   idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
+  retryOnResult: FUNCTION,
   signal: { ok: isAbortSignal, rule: 'be an AbortSignal (aborted, addEventListener, removeEventListener)' },
   onRetry: FUNCTION,
+  onSuccess: FUNCTION,
+  onGiveUp: FUNCTION,
   budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
   throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
   rng: FUNCTION,
+  unref: { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' },
 };
 
-function validate(options: RetryOptions): RetryConfig {
+/**
+ * Checks `options` and fills in defaults, uncached; `where` names the caller in the errors
+ * (`withRetry` checks its options once, when wrapping).
+ */
+export function validateOptions(options: RetryOptions, where = 'retry'): RetryConfig {
   // Every field present from the start: one object shape, filled by the checker.
   const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
     backoff: undefined,
@@ -85,28 +98,36 @@ function validate(options: RetryOptions): RetryConfig {
     attemptTimeoutMs: undefined,
     retryable: undefined,
     idempotent: undefined,
+    retryOnResult: undefined,
     signal: undefined,
     onRetry: undefined,
+    onSuccess: undefined,
+    onGiveUp: undefined,
     budget: undefined,
     throttle: undefined,
     rng: undefined,
+    unref: undefined,
   };
-  checkOptions('retry', options, RULES, o);
+  checkOptions(where, options, RULES, o);
   const config = makeConfig(
-    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, 'retry: options.backoff', DEFAULT_BACKOFF),
+    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, `${where}: options.backoff`, DEFAULT_BACKOFF),
     o.maxAttempts ?? Infinity,
     o.deadlineMs ?? DEFAULT_DEADLINE_MS,
     o.attemptTimeoutMs ?? Infinity,
     o.retryable ?? isTransient,
     o.idempotent ?? true,
+    o.retryOnResult as RetryConfig['retryOnResult'],
     o.signal,
     o.onRetry ?? ignoreEvent,
+    o.onSuccess as RetryConfig['onSuccess'],
+    o.onGiveUp,
     o.budget,
     o.throttle,
     o.rng ?? Math.random,
+    o.unref ?? false,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
-    throw new RangeError('retry: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up');
+    throw new RangeError(`${where}: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up`);
   }
   return config;
 }
@@ -119,14 +140,18 @@ function makeConfig(
   deadlineMs: number,
   attemptTimeoutMs: number,
   retryable: RetryPredicate,
-  idempotent: boolean | ((ctx: AttemptContext) => boolean),
+  idempotent: RetryConfig['idempotent'],
+  retryOnResult: RetryConfig['retryOnResult'],
   signal: AbortSignal | undefined,
   onRetry: (event: RetryEvent) => void,
+  onSuccess: RetryConfig['onSuccess'],
+  onGiveUp: RetryConfig['onGiveUp'],
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
   rng: () => number,
+  unref: boolean,
 ): RetryConfig {
-  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng };
+  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, budget, throttle, rng, unref };
 }
 
 /** The configuration of `retry(fn)` without options. */
@@ -138,10 +163,14 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   isTransient,
   true,
   undefined,
+  undefined,
   ignoreEvent,
   undefined,
   undefined,
+  undefined,
+  undefined,
   Math.random,
+  false,
 );
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */

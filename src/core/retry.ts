@@ -1,9 +1,11 @@
 /**
- * `retry()`: reads the options, starts a Run (run.ts), and hands its outcome to the caller.
+ * `retry()` and `withRetry()`: read the options, start a Run (run.ts), and hand its outcome to
+ * the caller.
  */
 import { steadyNow } from '../runtime/clock.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
-import { DEFAULT_CONFIG, readOptions } from './options.js';
+import { mustError } from '../util/check.js';
+import { DEFAULT_CONFIG, type RetryConfig, readOptions, validateOptions } from './options.js';
 import { Run } from './run.js';
 
 /**
@@ -28,15 +30,50 @@ import { Run } from './run.js';
  *   deadlineMs: 10_000,
  * });
  */
-export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
+export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions<NoInfer<T>>): Promise<T> {
   // The deadline is a promise made when the call is made: the clock starts here, before the
   // options are read and before fn's synchronous part runs.
   const startedAt = steadyNow();
   if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  const run = new Run<T>(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options), startedAt);
+  return start(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options as RetryOptions), startedAt);
+}
+
+/** Starts a Run of `fn` under a configuration read already, and hands its outcome over. */
+function start<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number): Promise<T> {
+  const run = new Run<T>(fn, config, startedAt);
   run.start();
   // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
   // how the call settles and how the loop notices a first attempt still running (see `then`).
   return Promise.resolve(run as unknown as PromiseLike<T>);
+}
+
+/**
+ * Wraps `fn` so that every call of the result runs `retry()` with `options`: same parameters,
+ * same `this`, and a promise of `fn`'s value. The options are checked once, here: bad ones
+ * throw now, not at the first call, and later changes to the object do not apply. Each call
+ * has its own attempts and its own deadline, counted from that call.
+ *
+ * `fn` receives its own arguments, not the attempt context; call `retry()` directly when an
+ * attempt needs its `signal`.
+ *
+ * @example
+ * const getUser = withRetry(async (id: string) => {
+ *   const res = await fetch(`https://api.example.com/users/${id}`);
+ *   if (!res.ok) throw Object.assign(new Error(`HTTP ${res.status}`), { status: res.status });
+ *   return res.json() as Promise<{ name: string }>;
+ * }, { maxAttempts: 4, deadlineMs: 10_000 });
+ *
+ * const user = await getUser('42'); // retried on 5xx, 429, network errors
+ */
+export function withRetry<A extends unknown[], R, This = unknown>(
+  fn: (this: This, ...args: A) => R,
+  options?: RetryOptions<NoInfer<Awaited<R>>>,
+): (this: This, ...args: A) => Promise<Awaited<R>> {
+  if (typeof fn !== 'function') throw mustError('withRetry: fn', 'be a function', fn);
+  const config = options === undefined ? DEFAULT_CONFIG : validateOptions(options as RetryOptions, 'withRetry');
+  return function retried(this: This, ...args: A): Promise<Awaited<R>> {
+    const startedAt = steadyNow();
+    return start(() => fn.apply(this, args) as Awaited<R> | PromiseLike<Awaited<R>>, config, startedAt);
+  };
 }

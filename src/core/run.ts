@@ -26,10 +26,13 @@ import { RetryError, TimeoutError } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
-import type { AttemptContext } from '../types.js';
-import { Context, attemptError, attemptValue, ignore } from './context.js';
-import { decide } from './decide.js';
+import type { AttemptContext, GiveUpReason } from '../types.js';
+import { Context, listen } from './context.js';
+import { decide, isIdempotent } from './decide.js';
+import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
+
+type RetryOnResult = NonNullable<RetryConfig['retryOnResult']>;
 
 // The phases of the diagram, as small integers: read on every step of every call, and the two
 // final ones are told from the others by one comparison (`>= SUCCEEDED`).
@@ -40,13 +43,13 @@ const FAILED = 3;
 type Phase = typeof ATTEMPTING | typeof SLEEPING | typeof SUCCEEDED | typeof FAILED;
 
 /**
- * The state of one call. It is its own timer-queue entry and its own abort watcher, so a call
- * allocates no timer, listener or bound function of its own. Private fields keep the state out
- * of users' sight (the attempt context never exposes it).
+ * The state of one call: its own timer-queue entry and abort watcher (a call allocates no timer,
+ * listener or bound function of its own), in private fields the attempt context never exposes.
  */
 export class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
+  readonly unref: boolean; // options.unref, read by the timer queue
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
   /** When retry() was called, on the steadyNow() clock. */
@@ -54,8 +57,9 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Whether the limit queued for the running attempt is the deadline (else its timeout). */
   #stopIsDeadline = false;
   #controller: AbortController | undefined = undefined;
-  /** The last failed attempt's error, while the call runs: the deadline's cause. */
+  /** The last failed attempt's error, or the value retryOnResult rejected, while the call runs. */
   #lastError: unknown = undefined;
+  #lastValue: unknown = undefined;
   /** Once settled: the value (succeeded) or the error (failed). */
   #outcome: unknown = undefined;
   /** The returned promise's settle functions, once the engine has handed them over. */
@@ -68,6 +72,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#fn = fn;
     this.#config = config;
     this.#startedAt = startedAt;
+    this.unref = config.unref;
   }
 
   #settled(): boolean {
@@ -78,13 +83,13 @@ export class Run<T> implements Timed, AbortWatcher {
     try {
       const { signal } = this.#config;
       if (signal !== undefined) {
-        if (signal.aborted) return this.#fail(signal.reason);
+        if (signal.aborted) return this.#fail(signal.reason, 'aborted');
         watchAbort(signal, this);
       }
       this.#runAttempt(this.#startedAt);
     } catch (error) {
       // A throttle that throws, a signal whose addEventListener throws: that call fails.
-      this.#fail(error);
+      this.#fail(error, 'not-retryable');
     }
   }
 
@@ -105,7 +110,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #runAttempt(t: number): void {
     const config = this.#config;
     const { throttle } = config;
-    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error());
+    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
@@ -122,23 +127,10 @@ export class Run<T> implements Timed, AbortWatcher {
     } catch (error) {
       // fn may have aborted the caller's signal, which settled the call: its outcome comes too late.
       if (this.#settled()) return;
-      return this.#attemptFailed(error, ctx, steadyNow());
+      return this.#judge(error, ctx, steadyNow());
     }
-    // An outcome that arrives after the attempt was abandoned (timeout, deadline, abort) is
-    // ignored, but it is always listened to, settled call or not: a promise fn returns must
-    // never become an unhandled rejection. The reactions are shared functions bound to the
-    // attempt's context: two small objects, where closures would also need a scope of their own.
-    const onValue = attemptValue.bind(ctx) as (value: T) => void;
-    const onError = attemptError.bind(ctx);
-    try {
-      // A promise is subscribed to at once. Anything else is adopted first: a plain value, or a
-      // foreign thenable, which could call back twice, or synchronously.
-      if (result instanceof Promise) result.then(onValue, onError);
-      else Promise.resolve(result).then(onValue, onError);
-    } catch (error) {
-      // A Promise subclass or Proxy whose `then` throws: the attempt failed with that error.
-      onError(error);
-    }
+    // Listened to even once abandoned: a promise fn returns must never be an unhandled rejection.
+    listen(result, ctx);
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
@@ -146,13 +138,15 @@ export class Run<T> implements Timed, AbortWatcher {
     return this.#attempt === ctx.attempt && this.#phase === ATTEMPTING;
   }
 
-  /** Attempt `ctx.attempt` resolved with `value` (see `attemptRejected`). */
+  /** Attempt `ctx.attempt` resolved with `value`: the answer, unless retryOnResult is to judge it. */
   attemptResolved(ctx: Context, value: T): void {
-    if (this.#isCurrent(ctx)) this.#succeed(value);
+    if (!this.#isCurrent(ctx)) return;
+    if (this.#config.retryOnResult === undefined) this.#succeed(value);
+    else this.#judge(undefined, ctx, steadyNow(), { value });
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
-    if (this.#isCurrent(ctx)) this.#attemptFailed(error, ctx, steadyNow());
+    if (this.#isCurrent(ctx)) this.#judge(error, ctx, steadyNow());
   }
 
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first. */
@@ -171,14 +165,14 @@ export class Run<T> implements Timed, AbortWatcher {
       // Settled already (the timer queue skips such calls too): nothing is due.
     } catch (error) {
       // Whatever the call's own code threw settles that call, and no other.
-      this.#fail(error);
+      this.#fail(error, 'not-retryable');
     }
   }
 
   #sleepEnded(t: number): void {
     // A timer can fire late; an attempt started at or past the deadline could only overrun it.
     const elapsedMs = t - this.#startedAt;
-    if (elapsedMs >= this.#config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError));
+    if (elapsedMs >= this.#config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
     this.#runAttempt(t);
   }
 
@@ -192,54 +186,58 @@ export class Run<T> implements Timed, AbortWatcher {
       : new TimeoutError(`attempt ${this.#attempt} timed out after ${config.attemptTimeoutMs} ms`);
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
-    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout));
+    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout), 'deadline', t - this.#startedAt);
     // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
     if (this.#settled()) return;
     const elapsedMs = t - this.#startedAt;
-    this.#attemptFailed(timeout, new Context(this, this.#attempt, elapsedMs, config.deadlineMs - elapsedMs), t);
+    this.#judge(timeout, new Context(this, this.#attempt, elapsedMs, config.deadlineMs - elapsedMs), t);
   }
 
   /** Called when the caller's signal aborts. The attempt it cut short is recorded nowhere. */
   onCallerAbort(reason: unknown): void {
     if (this.#settled()) return;
     this.#controller?.abort(reason);
-    this.#fail(reason);
+    this.#fail(reason, 'aborted');
   }
 
-  /** Records the failure, asks decide(), then gives up or sleeps. */
-  #attemptFailed(error: unknown, ctx: AttemptContext, t: number): void {
+  /**
+   * After a failed attempt, or a value for retryOnResult (`returned`): records the outcome, asks
+   * decide(), gives up or sleeps. A rejected value fails with no error but was served (so says
+   * the throttle); for an operation that must not be sent again, it is the answer.
+   */
+  #judge(error: unknown, ctx: AttemptContext, t: number, returned?: { value: unknown }): void {
     unschedule(this);
     this.#lastError = error;
+    this.#lastValue = returned?.value;
     const config = this.#config;
+    const elapsedMs = t - this.#startedAt;
     let decision: ReturnType<typeof decide>;
     try {
-      const transient = config.retryable(error, ctx);
-      // That code may have aborted the caller's signal, which settled the call: the attempt it
-      // cut short says nothing about the server, so nothing is recorded.
+      const transient = returned === undefined ? config.retryable(error, ctx) : (config.retryOnResult as RetryOnResult)(returned.value, ctx);
+      // It may have aborted the caller's signal, which settled the call: nothing is recorded.
       if (this.#settled()) return;
-      // Only transient failures say the server is struggling; the rest count as served.
-      config.throttle?.record(!transient);
       let idempotent = false;
+      if (returned !== undefined) {
+        idempotent = transient && isIdempotent(config, ctx, error);
+        if (this.#settled()) return;
+        if (!idempotent) return this.#succeed(returned.value as T);
+      }
+      // Only transient failures say the server is struggling; the rest count as served.
+      config.throttle?.record(returned !== undefined || !transient);
       if (transient) {
         config.budget?.record(false);
-        idempotent = typeof config.idempotent === 'function' ? config.idempotent(ctx) : config.idempotent;
+        if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
       }
-      decision = decide({ error, transient, attempt: this.#attempt, elapsedMs: t - this.#startedAt, idempotent }, config);
+      decision = decide({ error, value: this.#lastValue, transient, attempt: this.#attempt, elapsedMs, idempotent }, config);
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
-      return this.#fail(policyError);
+      return this.#fail(policyError, 'not-retryable');
     }
-    if (decision.action === 'give-up') return this.#fail(decision.error);
+    if (decision.action === 'give-up') return this.#fail(decision.error, decision.reason, elapsedMs);
     // That code may also have aborted the caller's signal, which settled the call already.
     if (this.#settled()) return;
     const { delayMs } = decision;
-    try {
-      const returned: unknown = config.onRetry({ attempt: this.#attempt, error, delayMs, elapsedMs: t - this.#startedAt });
-      // An async hook's rejection is as harmless as a sync hook's throw.
-      if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
-    } catch {
-      // A logging hook must not change what retry() does.
-    }
+    callHook(config.onRetry, { attempt: this.#attempt, error, value: this.#lastValue, delayMs, elapsedMs });
     if (this.#settled()) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);
@@ -258,23 +256,26 @@ export class Run<T> implements Timed, AbortWatcher {
         this.#phase = FAILED;
         this.#outcome = error;
         this.#reject?.(error);
-        return;
+        return reportGiveUp(this.#config, 'not-retryable', error, this.#attempt, this.#startedAt);
       }
     }
     this.#resolve?.(value);
+    reportSuccess(this.#config, this.#attempt, this.#startedAt, value);
   }
 
-  /** Settles the call with `error`, unless it has settled already: the first outcome wins. */
-  #fail(error: unknown): void {
+  /** Settles the call with `error`, unless settled already (the first outcome wins); tells onGiveUp. */
+  #fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
     if (this.#settled()) return;
     this.#settle(FAILED, error);
     this.#reject?.(error);
+    reportGiveUp(this.#config, reason, error, this.#attempt, this.#startedAt, elapsedMs);
   }
 
   #settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
     this.#phase = phase;
     this.#outcome = outcome;
     this.#lastError = undefined;
+    this.#lastValue = undefined;
     // Most calls never queued anything (a first attempt that settled at once): skip the call.
     if (this.slot !== NOT_QUEUED) unschedule(this);
     const { signal } = this.#config;

@@ -21,7 +21,9 @@ import type { RetryOptions } from '../types.js';
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /**
- * Options of {@link retryFetch}: every `RetryOptions` field, plus a few of its own.
+ * Options of {@link retryFetch}: every `RetryOptions` field but `retryOnResult`, plus a few of
+ * its own. (A response worth retrying is an HTTP status, which `retryable` judges as an
+ * `HttpStatusError`; to poll a body until it says done, call `retry()` around fetch.)
  *
  * @example
  * const options: RetryFetchOptions = {
@@ -32,7 +34,7 @@ export type FetchFunction = (input: string | URL | Request, init?: RequestInit) 
  * };
  * const res = await retryFetch(objectUrl, { headers }, options);
  */
-export interface RetryFetchOptions extends RetryOptions {
+export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOnResult'> {
   /**
    * The fetch implementation to call. Default: `globalThis.fetch`, looked up when
    * `retryFetch` is called (so a polyfill or instrumentation installed later is used).
@@ -97,6 +99,12 @@ export function readFetchOptions(options: RetryFetchOptions | undefined): RetryF
   }
   const own: RetryFetchOptions = Object.assign(Object.create(null) as RetryFetchOptions, options);
   const { fetch, maxRetryAfterMs, bufferBody, retryable, idempotent, signal } = own;
+  const { retryOnResult } = own as { retryOnResult?: unknown };
+  if (retryOnResult !== undefined) {
+    throw new TypeError(
+      `retryFetch: options.retryOnResult is not supported, got ${describe(retryOnResult)}: judge the status with options.retryable (an HttpStatusError), or call retry() around fetch to poll a body`,
+    );
+  }
   if (fetch !== undefined && typeof fetch !== 'function') {
     throw new TypeError(`retryFetch: options.fetch must be a function, got ${describe(fetch)}`);
   }

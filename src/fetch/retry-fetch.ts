@@ -156,11 +156,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   };
 
   const transient: RetryPredicate = userRetryable ?? isTransient;
-  // retry() asks `retryable(error, ctx)` and then, for a transient error, `idempotent(ctx)`
-  // about that same failure; notSent needs the error, so the first call leaves it for the second.
-  let judgedError: unknown;
   const retryable = (error: unknown, ctx?: AttemptContext): boolean => {
-    judgedError = error;
     if (error instanceof ResumeError) return false;
     if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
       return false;
@@ -168,9 +164,9 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     return transient(error, ctx);
   };
   const rule = userIdempotent ?? plan.idempotent;
-  const idempotent = (ctx: AttemptContext): boolean =>
-    plan.replayable &&
-    ((typeof rule === 'function' ? rule(ctx) : rule) || notSent(judgedError));
+  // retry() hands the failure it is judging: a request that provably never left is safe to resend.
+  const idempotent = (ctx: AttemptContext, error: unknown): boolean =>
+    plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
 
   // A hedged attempt is a race of copies; when all of them fail, retry() judges the last failure
   // as it would a single attempt's (hedge() wraps it in a RetryError).
@@ -202,6 +198,10 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
             idempotent,
             signal: either.signal,
             onRetry: onRetry && ((e) => onRetry({ ...e, attempt: base + e.attempt - 1, elapsedMs: steadyNow() - startedAt })),
+            // The call has already resolved (with the response whose body broke): its onSuccess
+            // or onGiveUp ran then, once, and a resume does not call them again.
+            onSuccess: undefined,
+            onGiveUp: undefined,
           });
           return handOver(next, plan.callerSignal);
         } catch (error) {

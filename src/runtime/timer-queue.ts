@@ -4,7 +4,8 @@
  * Arming a `setTimeout` per call costs several times a bare `await`, and most calls succeed
  * at once, so calls register here instead: a binary min-heap ordered by due time with a
  * single `setTimeout` armed for its head. When nothing is queued the timer is cleared, so the
- * library never keeps a process alive or leaves a timer behind.
+ * library never keeps a process alive or leaves a timer behind. While only `unref` items wait,
+ * the timer is unref'd (Node, Bun, Deno) and does not keep the process alive either.
  *
  * Timers and the clock are looked up on `globalThis` when used, never at import, so virtual
  * clocks (`@sinonjs/fake-timers`) installed later take effect. The queue's clock never jumps
@@ -21,6 +22,8 @@ export interface Timed {
   slot: number;
   /** Called once when due, with the current time. */
   onDue(now: number): void;
+  /** True: waiting for this item alone does not keep the process alive. Fixed while queued. */
+  readonly unref?: boolean;
 }
 
 /** `slot` of an item that is not waiting. */
@@ -36,6 +39,9 @@ const DUE = -2;
 
 let timer: unknown;
 let timerDueAt = Infinity;
+/** Queued items that keep the process alive (not `unref`), and whether the armed timer does. */
+let refCount = 0;
+let timerRefd = false;
 let timerOwner: typeof setTimeout | undefined;
 // The clearTimeout that goes with `timerOwner`; kept because the global one may be replaced.
 let timerClear: typeof clearTimeout | undefined;
@@ -52,8 +58,10 @@ export function schedule(item: Timed, dueAt: number): void {
   }
   item.slot = heap.length;
   heap.push(item);
+  if (item.unref !== true) refCount++;
   siftUp(item.slot);
   armTimer();
+  syncRef();
 }
 
 /** Removes `item` from the queue if it is queued; harmless otherwise. */
@@ -65,6 +73,7 @@ export function unschedule(item: Timed): void {
     return;
   }
   item.slot = NOT_QUEUED;
+  if (item.unref !== true) refCount--;
   const last = heap.pop() as Timed;
   if (slot < heap.length) {
     heap[slot] = last;
@@ -73,6 +82,7 @@ export function unschedule(item: Timed): void {
     siftUp(last.slot);
   }
   if (heap.length === 0) disarmTimer();
+  else syncRef();
   // A removed head leaves the timer armed early; it fires, finds nothing due, and re-arms.
 }
 
@@ -124,7 +134,27 @@ function armTimer(): void {
   timerClear = globalThis.clearTimeout;
   timerDueAt = head.dueAt;
   timer = owner(onTimer, delay);
+  timerRefd = true;
+  syncRef();
   if (owner !== hostSetTimeout) armBackstop(delay);
+}
+
+/**
+ * Makes the armed timer keep the process alive exactly while a queued item that is not
+ * `unref` waits: Node's and Bun's timers have `ref`/`unref`, Deno's are numbers handed to
+ * `Deno.refTimer`/`Deno.unrefTimer`; elsewhere (browsers, workers) there is nothing to do.
+ */
+function syncRef(): void {
+  const keep = refCount > 0;
+  if (timer === undefined || keep === timerRefd) return;
+  timerRefd = keep;
+  const handle = timer as { ref?: () => void; unref?: () => void };
+  if (typeof handle === 'object') {
+    (keep ? handle.ref : handle.unref)?.call(handle);
+    return;
+  }
+  const deno = (globalThis as { Deno?: { refTimer?: (id: unknown) => void; unrefTimer?: (id: unknown) => void } }).Deno;
+  (keep ? deno?.refTimer : deno?.unrefTimer)?.(timer);
 }
 
 function disarmTimer(): void {

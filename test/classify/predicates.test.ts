@@ -206,6 +206,15 @@ describe('isTransient and aborts', () => {
     expect(isTransient(timeoutAbort)).toBe(true);
     expect(isTransient(new Error('wrapper', { cause: new DOMException('slow', 'TimeoutError') }))).toBe(true);
   });
+
+  // Regression (issue 13): axios' abort, a CanceledError with no cause, was called transient.
+  it('does not retry axios’ CanceledError, unless its request signal aborted with a timeout', () => {
+    const canceled = withProps({ name: 'CanceledError', code: 'ERR_CANCELED', message: 'canceled' });
+    expect(isTransient(canceled)).toBe(false);
+    expect(isTransient(new Error('wrapper', { cause: canceled }))).toBe(false);
+    const byTimeout = withProps({ name: 'CanceledError', code: 'ERR_CANCELED', config: { signal: AbortSignal.abort(new TimeoutError('slow')) } });
+    expect(isTransient(byTimeout)).toBe(true);
+  });
 });
 
 describe('DOMException codes are not gRPC codes', () => {

@@ -111,12 +111,11 @@ describe('the default classification of the errors axios really throws', () => {
     expect(isTransient(error)).toBe(true);
   });
 
-  // Fails today: axios rejects an aborted request with its own CanceledError — name
-  // 'CanceledError', code 'ERR_CANCELED', message 'canceled', no `cause`, whatever the signal's
-  // reason — and isTransient, which recognises a caller's abort only by the name 'AbortError',
-  // calls it transient. Inside retry() this does not matter (the loop itself sees its signals
-  // abort), but an axios call aborted by a signal retry() does not know of would be retried.
-  it.fails('the caller’s abort (CanceledError) is not', async () => {
+  // axios rejects an aborted request with its own CanceledError — name 'CanceledError', code
+  // 'ERR_CANCELED', message 'canceled', no `cause`, whatever the signal's reason. Inside retry()
+  // the loop sees its own signals abort, but an axios call aborted by a signal retry() does not
+  // know of must not be retried.
+  it('the caller’s abort (CanceledError) is not', async () => {
     server = await scriptedServer(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort());

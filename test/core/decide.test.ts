@@ -2,7 +2,7 @@
 // the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision, type FailedAttempt, MIN_SLEEP_MS } from '../../src/core/decide.js';
+import { decide, type Decision, type FailedAttempt, isIdempotent, MIN_SLEEP_MS } from '../../src/core/decide.js';
 import { readOptions } from '../../src/core/options.js';
 import { createRetryBudget, RetryError, type RetryOptions } from '../../src/index.js';
 
@@ -134,5 +134,36 @@ describe('decide', () => {
     expect(() => decide(failure(), config({ rng: () => 2 }))).toThrow(/rng must return a number in \[0, 1\], got 2/);
     const budget = { record() {}, canRetry: () => { throw new Error('budget broke'); } };
     expect(() => decide(failure(), config({ budget }))).toThrow('budget broke');
+  });
+});
+
+describe('decide: a value retryOnResult rejected (issue 13)', () => {
+  it('gives up with a RetryError that holds the value and no cause, for each limit', () => {
+    const value = { done: false };
+    const attempts = decide(failure({ error: undefined, value, attempt: 3 }), config({ maxAttempts: 3 }));
+    expect(attempts).toMatchObject({ action: 'give-up', reason: 'attempts' });
+    expect((attempts as { error: RetryError }).error).toMatchObject({ reason: 'attempts', value, cause: undefined });
+    const deadline = decide(failure({ error: undefined, value, elapsedMs: 9_999 }), config({ deadlineMs: 10_000 }));
+    expect((deadline as { error: RetryError }).error).toMatchObject({ reason: 'deadline', value, cause: undefined });
+    const budget = createRetryBudget({ maxTokens: 2 });
+    budget.record(false);
+    const refused = decide(failure({ error: undefined, value }), config({ budget }));
+    expect((refused as { error: RetryError }).error).toMatchObject({ reason: 'budget', value, cause: undefined });
+  });
+
+  it('waits the backoff delay, as for a transient error', () => {
+    expect(delayOf(decide(failure({ error: undefined, value: 1 }), config({ backoff: { jitter: 'none' } })))).toBe(1000);
+  });
+});
+
+describe('isIdempotent', () => {
+  it('answers a boolean as it is, and asks a function with the context and the error', () => {
+    const ctx = { attempt: 2, elapsedMs: 5, remainingMs: 10, signal: new AbortController().signal };
+    const error = new Error('reset');
+    expect(isIdempotent(config({ idempotent: false }), ctx, error)).toBe(false);
+    expect(isIdempotent(config(), ctx, error)).toBe(true);
+    const seen: unknown[] = [];
+    expect(isIdempotent(config({ idempotent: (c, e) => (seen.push(c, e), true) }), ctx, error)).toBe(true);
+    expect(seen).toEqual([ctx, error]);
   });
 });

@@ -15,6 +15,8 @@ describe('retry() validates its options before anything runs', () => {
     [{ retryable: true }, TypeError, /options\.retryable must be a function, got true/],
     [{ onRetry: 'log' }, TypeError, /options\.onRetry must be a function, got "log"/],
     [{ rng: 0.5 }, TypeError, /options\.rng must be a function, got 0\.5/],
+    [{ unref: 'yes' }, TypeError, /options\.unref must be a boolean, got "yes"/],
+    [{ unref: 1 }, TypeError, /options\.unref must be a boolean, got 1/],
     [{ idempotent: 'yes' }, TypeError, /options\.idempotent must be a boolean or a function, got "yes"/],
     [{ signal: {} }, TypeError, /options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got \{\}/],
     [{ budget: { canRetry: () => true } }, TypeError, /options\.budget must come from createRetryBudget/],
@@ -53,6 +55,7 @@ describe('retry() validates its options before anything runs', () => {
       signal: new AbortController().signal,
       onRetry: () => {},
       rng: () => 0,
+      unref: true,
     };
     await expect(retry(async () => 'ok', options)).resolves.toBe('ok');
     await expect(retry(async () => 'ok', { signal: undefined, backoff: undefined })).resolves.toBe('ok');

@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, httpStatus, retry, RetryError, type RetryEvent, type RetryOptions, TimeoutError } from '../../src/index.js';
+import { type AttemptContext, httpStatus, retry, RetryError, type RetryEvent, type RetryOptions, TimeoutError, isRetryError } from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
@@ -1053,7 +1053,7 @@ describe('options', () => {
 
   it('lists every known option for an unknown one', () => {
     expect(() => retry(() => 1, { retries: 3 } as RetryOptions)).toThrow(
-      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, signal, onRetry, budget, throttle, rng)',
+      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, budget, throttle, rng, unref)',
     );
   });
 
@@ -1077,5 +1077,56 @@ describe('options', () => {
     expect(() => retry(() => 1, { signal: signalLike as unknown as AbortSignal })).toThrow(/^retry: options\.signal must be an AbortSignal/);
     const budgetLike = Object.assign(() => undefined, { record() {}, canRetry: () => true });
     expect(() => retry(() => 1, { budget: budgetLike })).toThrow(/^retry: options\.budget must come from createRetryBudget\(\)/);
+  });
+});
+
+describe('isRetryError', () => {
+  it('is true for what retry() gives up with, false for anything else, and never throws', async () => {
+    const p = track(retry(() => Promise.reject(httpError(503)), { maxAttempts: 1 }));
+    await clock.tickAsync(0);
+    expect(isRetryError(p.error)).toBe(true);
+    expect(isRetryError(new TimeoutError('slow'))).toBe(false);
+    expect(isRetryError(Object.assign(new Error('look-alike'), { name: 'RetryError' }))).toBe(false);
+    expect(isRetryError(null)).toBe(false);
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        getPrototypeOf() {
+          return null;
+        },
+      },
+    );
+    expect(isRetryError(hostile)).toBe(false);
+  });
+});
+
+describe('idempotent(ctx, error)', () => {
+  it('sees the error it is judging, for transient errors only, and decides per failure', async () => {
+    const conflict = httpError(503, { sentToServer: false });
+    const applied = httpError(503, { sentToServer: true });
+    const forbidden = httpError(403);
+    const judged: Array<[number, unknown]> = [];
+    const { fn } = script(conflict, applied);
+    const p = track(
+      retry(fn, {
+        backoff: noJitter,
+        idempotent: (ctx, error) => {
+          judged.push([ctx.attempt, error]);
+          return (error as { sentToServer?: boolean }).sentToServer === false;
+        },
+      }),
+    );
+    await clock.tickAsync(1000);
+    expect(p).toMatchObject({ state: 'rejected', error: applied });
+    expect(judged).toEqual([
+      [1, conflict],
+      [2, applied],
+    ]);
+    const never = vi.fn(() => true);
+    await expect(retry(script(forbidden).fn, { idempotent: never })).rejects.toBe(forbidden);
+    expect(never).not.toHaveBeenCalled();
   });
 });

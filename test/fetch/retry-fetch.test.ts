@@ -209,6 +209,52 @@ describe('retryFetch on loopback with the presets', () => {
 });
 
 describe('retryFetch: options', () => {
+  it('hands options.idempotent the error it judges, and still resends what never left (issue 13: no side channel)', async () => {
+    const server = await scriptedServer([reply(503), reply(503)]);
+    const judged: unknown[] = [];
+    // A POST the caller declares safe to resend after a 503 only.
+    const idempotent = (_ctx: unknown, error: unknown) => {
+      judged.push(error);
+      return error instanceof HttpStatusError && error.status === 503;
+    };
+    const res = await retryFetch(server.url, { method: 'POST', body: 'x' }, { ...quick, idempotent });
+    expect(res.status).toBe(200);
+    expect(judged).toHaveLength(2);
+    expect(judged.every((e) => e instanceof HttpStatusError && e.status === 503)).toBe(true);
+
+    const port = await closedPort();
+    const refused: unknown[] = [];
+    const error = await rejection(
+      retryFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' }, { ...quick, maxAttempts: 2, idempotent: (_c, e) => (refused.push(e), false) }),
+    );
+    // Resent although the caller's rule says no: the connection was refused, nothing was sent.
+    expect(error).toMatchObject({ reason: 'attempts', attempts: 2 });
+    expect(refused).toHaveLength(2);
+    expect(refused[1]).toBe((error as RetryError).cause);
+  });
+
+  it('calls onSuccess and onGiveUp once per call; onGiveUp also when it then resolves with the last response', async () => {
+    const server = await scriptedServer([reply(503)]);
+    const onSuccess = vi.fn();
+    const onGiveUp = vi.fn();
+    const first = await retryFetch(server.url, undefined, { ...quick, onSuccess, onGiveUp });
+    expect(first.status).toBe(200);
+    expect(onSuccess).toHaveBeenCalledTimes(1);
+    expect(onSuccess.mock.calls[0]?.[0]).toMatchObject({ attempts: 2, value: first });
+    const busy = await scriptedServer([reply(503), reply(503)]);
+    const last = await retryFetch(busy.url, undefined, { ...quick, maxAttempts: 2, onSuccess, onGiveUp });
+    expect(last.status).toBe(503);
+    expect(onGiveUp).toHaveBeenCalledTimes(1);
+    expect(onGiveUp.mock.calls[0]?.[0]).toMatchObject({ reason: 'attempts', attempts: 2 });
+    expect(onSuccess).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses retryOnResult, naming what to use instead', () => {
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { retryOnResult: () => true } as never)).toThrow(
+      /^retryFetch: options\.retryOnResult is not supported, got a function \(retryOnResult\): judge the status with options\.retryable/,
+    );
+  });
+
   it('calls options.fetch instead of the global fetch', async () => {
     const server = await scriptedServer([reply(503)]);
     const inits: RequestInit[] = [];

@@ -1,12 +1,15 @@
 // The shared timer queue under retry(), at its edges: clocks installed after import or swapped
 // mid-wait, waits past setTimeout's limit, many calls cancelled in any order, zero delays, and
 // the adoption microtask that decides whether a first attempt needs a deadline at all.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AttemptContext, createRetryBudget, retry, RetryError } from '../../src/index.js';
 import { steadyNow } from '../../src/runtime/clock.js';
-import { MAX_TIMER_DELAY, queueState } from '../../src/runtime/timer-queue.js';
+import { MAX_TIMER_DELAY, NOT_QUEUED, type Timed, queueState, schedule, unschedule } from '../../src/runtime/timer-queue.js';
 import { httpError, installClock, type InstalledClock, track } from '../helpers/clock.js';
 
 let clock: InstalledClock | undefined;
@@ -414,5 +417,95 @@ describe('steadyNow', () => {
     const first = steadyNow();
     vi.stubGlobal('performance', { t: 500, now });
     expect(steadyNow()).toBe(first);
+  });
+});
+
+describe('unref: waits that do not keep the process alive', () => {
+  /** The handles the queue's timer got from setTimeout, newest last (the spy calls through). */
+  function timerHandles(): () => { hasRef(): boolean } | undefined {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    return () => spy.mock.results.at(-1)?.value as { hasRef(): boolean } | undefined;
+  }
+
+  it('unrefs the shared timer while only unref calls wait, and refs it while any other call waits', async () => {
+    clock = installClock();
+    const lastTimer = timerHandles();
+    const quiet = failing(2);
+    const loud = failing(1);
+    const unrefd = track(retry(quiet.fn, { backoff: constant(1000), unref: true }));
+    await microtasks();
+    expect(queueState().timerArmed).toBe(true);
+    expect(lastTimer()?.hasRef()).toBe(false);
+    const refd = track(retry(loud.fn, { backoff: constant(500) }));
+    await microtasks();
+    expect(lastTimer()?.hasRef()).toBe(true);
+    await clock.tickAsync(500); // the ref'd call retries and succeeds; only the unref'd one waits
+    expect(refd.state).toBe('resolved');
+    expect(lastTimer()?.hasRef()).toBe(false);
+    await clock.tickAsync(1500);
+    expect(unrefd).toMatchObject({ state: 'resolved', value: 'ok' });
+    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+  });
+
+  it('keeps the timer ref’d by default', async () => {
+    clock = installClock();
+    const lastTimer = timerHandles();
+    const p = track(retry(failing(1).fn, { backoff: constant(1000) }));
+    await microtasks();
+    expect(lastTimer()?.hasRef()).toBe(true);
+    await clock.tickAsync(1000);
+    expect(p.state).toBe('resolved');
+  });
+
+  it('refs the timer exactly while a queued item is not unref, whatever the order of scheduling and removal', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ unref: fc.boolean(), dueAt: fc.integer({ min: 1, max: 10_000 }), removeAt: fc.nat() }), { minLength: 1, maxLength: 12 }),
+        (specs) => {
+          clock = installClock();
+          const lastTimer = timerHandles();
+          try {
+            const items: Timed[] = specs.map((spec) => ({ dueAt: 0, slot: NOT_QUEUED, unref: spec.unref, onDue: () => {} }));
+            const check = () => {
+              const queued = items.filter((item) => item.slot >= 0);
+              if (queued.length === 0) return expect(queueState().timerArmed).toBe(false);
+              expect(lastTimer()?.hasRef()).toBe(queued.some((item) => item.unref !== true));
+            };
+            items.forEach((item, i) => {
+              schedule(item, (specs[i] as { dueAt: number }).dueAt);
+              check();
+            });
+            const order = [...items.keys()].sort((a, b) => (specs[a] as { removeAt: number }).removeAt - (specs[b] as { removeAt: number }).removeAt);
+            for (const i of order) {
+              unschedule(items[i] as Timed);
+              check();
+            }
+          } finally {
+            vi.restoreAllMocks();
+            clock.uninstall();
+            clock = undefined;
+          }
+        },
+      ),
+    );
+  });
+
+  it('lets a Node process exit while only unref calls wait, and not before a ref’d call ends', async () => {
+    const index = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
+    const script = `
+      import { retry } from ${JSON.stringify(index)};
+      const state = { unrefd: 'pending', refd: 'pending' };
+      const busy = () => Promise.reject(Object.assign(new Error('busy'), { status: 503 }));
+      retry(busy, { unref: true, backoff: { initialDelayMs: 60_000, maxDelayMs: 60_000, jitter: 'none' }, deadlineMs: 600_000 }).then(
+        () => (state.unrefd = 'resolved'), () => (state.unrefd = 'rejected'));
+      let n = 0;
+      retry(() => (++n === 1 ? busy() : 'ok'), { backoff: { initialDelayMs: 50, jitter: 'none' } }).then(
+        () => (state.refd = 'resolved'), () => (state.refd = 'rejected'));
+      process.on('exit', () => console.log(JSON.stringify(state)));
+    `;
+    // The child would wait a minute for the unref'd call's sleep if that kept it alive; the
+    // test's own timeout (20 s) fails the test long before.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15_000 });
+    expect(JSON.parse(stdout.trim())).toEqual({ unrefd: 'pending', refd: 'resolved' });
   });
 });
