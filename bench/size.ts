@@ -104,5 +104,8 @@ export function moduleTable(size: BundleSize): string {
   const rows = size.modules.map(
     (m) => `  ${m.path.padEnd(34)} ${String(m.minifiedBytes).padStart(7)} B min  ≈${String(m.gzipBytes).padStart(6)} B gz`,
   );
-  return [...rows, `  ${'total'.padEnd(34)} ${String(size.minifiedBytes).padStart(7)} B min   ${String(size.gzipBytes).padStart(6)} B gz`].join('\n');
+  return [
+    ...rows,
+    `  ${'total'.padEnd(34)} ${String(size.minifiedBytes).padStart(7)} B min   ${String(size.gzipBytes).padStart(6)} B gz`,
+  ].join('\n');
 }

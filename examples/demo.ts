@@ -128,11 +128,15 @@ await scene('1. Download an object (objects.get: always safe to resend)', () =>
 );
 
 await scene('2. Upload without a precondition (objects.insert: a resend could write twice, so it is sent once)', () =>
-  retryFetch(`${base}/upload/storage/v1/b/demo-bucket/o?uploadType=media&name=upload.csv`, { method: 'POST', body: CSV }, {
-    ...gcs({ operation: 'objects.insert', ...demoTiming }),
-    fetch: loggingFetch,
-    onRetry: logWait,
-  }),
+  retryFetch(
+    `${base}/upload/storage/v1/b/demo-bucket/o?uploadType=media&name=upload.csv`,
+    { method: 'POST', body: CSV },
+    {
+      ...gcs({ operation: 'objects.insert', ...demoTiming }),
+      fetch: loggingFetch,
+      onRetry: logWait,
+    },
+  ),
 );
 
 await scene('3. The same upload with ifGenerationMatch=0 (create only if absent: now safe to resend)', () =>

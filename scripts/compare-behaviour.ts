@@ -52,7 +52,10 @@ const SITUATIONS: Situation[] = [
       tenacious: (op) => retry(op, { deadlineMs: 200, backoff: { initialDelayMs: 10 } }),
       'p-retry': (op) => pRetry(op, { maxRetryTime: 200, minTimeout: 10 }),
       cockatiel: (op) =>
-        wrap(timeout(200, TimeoutStrategy.Aggressive), cockatielRetry(handleAll, { maxAttempts: 10, backoff: new ConstantBackoff(10) })).execute(op),
+        wrap(
+          timeout(200, TimeoutStrategy.Aggressive),
+          cockatielRetry(handleAll, { maxAttempts: 10, backoff: new ConstantBackoff(10) }),
+        ).execute(op),
       'exponential-backoff': undefined,
       'async-retry': (op) => asyncRetry(op, { maxRetryTime: 200, minTimeout: 10 }),
     },

@@ -59,10 +59,7 @@ function draw(chart: Chart): { svg: string; summary: string } {
     bands: [{ name: `shortest–longest of ${RUNS.toLocaleString('en-US')} runs`, points: shown.map((r) => [r.retry, s(r.min), s(r.max)]) }],
     series: [{ name: 'median', points: shown.map((r) => [r.retry, s(r.median)]) }],
     hLines: [{ y: s(policy.maxDelayMs), label: `cap ${seconds(policy.maxDelayMs)}` }],
-    shadeX:
-      unreachable === undefined
-        ? []
-        : [{ from: unreachable - 0.5, to: last, label: 'past the deadline' }],
+    shadeX: unreachable === undefined ? [] : [{ from: unreachable - 0.5, to: last, label: 'past the deadline' }],
     xMin: 1,
     xMax: last,
   });

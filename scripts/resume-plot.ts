@@ -41,14 +41,28 @@ function model(resume: boolean, rate = 10, backoff = 1): Array<[number, number]>
   const from = resume ? BREAK / MiB : 0;
   const done = again + (SIZE / MiB - from) / rate;
   return resume
-    ? [[0, 0], [broke, BREAK / MiB], [again, BREAK / MiB], [done, SIZE / MiB]]
-    : [[0, 0], [broke, BREAK / MiB], [broke, 0], [again, 0], [done, SIZE / MiB]];
+    ? [
+        [0, 0],
+        [broke, BREAK / MiB],
+        [again, BREAK / MiB],
+        [done, SIZE / MiB],
+      ]
+    : [
+        [0, 0],
+        [broke, BREAK / MiB],
+        [broke, 0],
+        [again, 0],
+        [done, SIZE / MiB],
+      ];
 }
 
 const outDir = process.argv[2] ?? 'docs';
 const restart = await run(false);
 const resumed = await run(true);
-for (const [label, r] of [['restart', restart], ['resume', resumed]] as const) {
+for (const [label, r] of [
+  ['restart', restart],
+  ['resume', resumed],
+] as const) {
   console.log(`${label}: ${r.sentMiB} MiB sent in ${r.requests} requests, ${r.ms.toFixed(0)} ms on loopback, bytes exact: ${r.exact}`);
 }
 

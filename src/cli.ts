@@ -99,7 +99,9 @@ async function runWithRetries(request: RunRequest): Promise<number> {
       if (!(signal.reason instanceof TimeoutError)) return;
       if (byAttemptTimeout) {
         timedOut = current;
-        say(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout); sending SIGTERM to the command`);
+        say(
+          `tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout); sending SIGTERM to the command`,
+        );
       } else {
         say(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}; sending SIGTERM to the command`);
       }
@@ -127,7 +129,12 @@ async function runWithRetries(request: RunRequest): Promise<number> {
       retryable: (error) => error instanceof TimeoutError || retryableExit(request.retryOn)(error),
       signal: stop.signal,
       onRetry: ({ attempt, error, delayMs }) => {
-        const failure = error instanceof TimeoutError ? `timed out after ${formatDuration(attemptTimeoutMs)}` : error instanceof CommandFailed ? error.message : String(error);
+        const failure =
+          error instanceof TimeoutError
+            ? `timed out after ${formatDuration(attemptTimeoutMs)}`
+            : error instanceof CommandFailed
+              ? error.message
+              : String(error);
         say(retryLine(attempt, maxAttempts, failure, delayMs));
       },
     });
@@ -139,7 +146,9 @@ async function runWithRetries(request: RunRequest): Promise<number> {
       // The last attempt hit --attempt-timeout: once it has ended, its status is the answer.
       const status = exitStatusOf(await timedOut.outcome, SIGNAL_NUMBERS);
       if (error instanceof RetryError) {
-        say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${error.reason === 'deadline' ? 'deadline' : 'no attempts left'}): the last one timed out, exit code ${status}`);
+        say(
+          `tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${error.reason === 'deadline' ? 'deadline' : 'no attempts left'}): the last one timed out, exit code ${status}`,
+        );
       }
       return status;
     }

@@ -42,7 +42,9 @@ export class RetryError extends Error {
     const ms = Math.round(elapsedMs);
     // `cause` is this class's own field, set below (a field declared in a subclass replaces
     // whatever the Error constructor would have set from its options).
-    super(`gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : detailOf(cause)}`);
+    super(
+      `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : detailOf(cause)}`,
+    );
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = ms;

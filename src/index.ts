@@ -19,7 +19,16 @@ export {
 export { type RetryErrorReason, RetryError, TimeoutError, isRetryError } from './errors.js';
 export { retry, withRetry } from './core/retry.js';
 export { DEFAULT_DEADLINE_MS } from './core/options.js';
-export { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, retryAfterMsOf, statusStringOf, systemCodeOf } from './classify/error-shape.js';
+export {
+  GrpcStatus,
+  type GrpcStatusName,
+  errorReasonsOf,
+  grpcCodeOf,
+  httpStatusOf,
+  retryAfterMsOf,
+  statusStringOf,
+  systemCodeOf,
+} from './classify/error-shape.js';
 export { parseRetryAfter } from './util/http-headers.js';
 export { NETWORK_ERROR_CODES, TIMEOUT_ERROR_CODES, networkError, timedOut } from './classify/network.js';
 export {

@@ -46,7 +46,6 @@ export interface BackoffPolicy {
   jitter: Jitter;
 }
 
-
 /**
  * Decides whether an error is worth retrying. The context is absent when called outside `retry()`.
  *

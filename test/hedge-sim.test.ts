@@ -2,7 +2,17 @@
 // hedge(), the hedger or the budget cannot silently undo them. `npm run sim` runs the full size
 // and prints the numbers the README quotes.
 import { describe, expect, it } from 'vitest';
-import { type HedgingConfig, type HedgingResult, OVERLOADED, hedging, hedgingChart, hedgingVariants, headline, percentileOf, serviceTime } from '../bench/sim/hedging.js';
+import {
+  type HedgingConfig,
+  type HedgingResult,
+  OVERLOADED,
+  hedging,
+  hedgingChart,
+  hedgingVariants,
+  headline,
+  percentileOf,
+  serviceTime,
+} from '../bench/sim/hedging.js';
 import { seededRandom } from '../bench/sim/random.js';
 import { queueState } from '../src/runtime/timer-queue.js';
 

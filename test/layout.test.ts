@@ -85,7 +85,9 @@ describe('the layout of src/', () => {
 
   it('never imports up the layer order', () => {
     const upward = [...graph].flatMap(([file, imports]) =>
-      imports.filter((target) => layerOf(target) > layerOf(file)).map((target) => `${file} (${LAYERS[layerOf(file)]?.[0]}) imports ${target} (${LAYERS[layerOf(target)]?.[0]})`),
+      imports
+        .filter((target) => layerOf(target) > layerOf(file))
+        .map((target) => `${file} (${LAYERS[layerOf(file)]?.[0]}) imports ${target} (${LAYERS[layerOf(target)]?.[0]})`),
     );
     expect(upward).toEqual([]);
   });
@@ -112,8 +114,24 @@ describe('the checks themselves', () => {
   it('find a cycle, including one through a type-only import', () => {
     const a = importsOf('core/a.ts', "import type { X } from './b.js';\nexport { y } from '../util/c.js';");
     expect(a).toEqual(['core/b.ts', 'util/c.ts']);
-    expect(findCycle(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']]]))).toEqual(['a', 'b', 'c', 'a']);
-    expect(findCycle(new Map([['a', ['b']], ['b', []], ['c', ['a', 'b']]]))).toBeUndefined();
+    expect(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+        ]),
+      ),
+    ).toEqual(['a', 'b', 'c', 'a']);
+    expect(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+          ['c', ['a', 'b']],
+        ]),
+      ),
+    ).toBeUndefined();
   });
 
   it('order the layers from util up to the entry points', () => {

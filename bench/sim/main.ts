@@ -141,7 +141,14 @@ writeFileSync(
     OUTAGE.clients,
   ),
 );
-writeFileSync(docs('fleet-lockstep.svg'), lockstepChart(lockstepResults.filter((r) => r.charted), 500, 564));
+writeFileSync(
+  docs('fleet-lockstep.svg'),
+  lockstepChart(
+    lockstepResults.filter((r) => r.charted),
+    500,
+    564,
+  ),
+);
 progress('charts written to docs/fleet-*.svg');
 
 const out = [

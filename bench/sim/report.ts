@@ -96,11 +96,7 @@ export function outageChart(results: OutageResult[], outageFromSec: number, outa
   });
 }
 
-export function lockstepChart(
-  runs: Array<{ name: string; arrivalsPer100ms: number[] }>,
-  fromSec: number,
-  toSec: number,
-): string {
+export function lockstepChart(runs: Array<{ name: string; arrivalsPer100ms: number[] }>, fromSec: number, toSec: number): string {
   return renderChart({
     title: 'Retrying at a 32 s cap: arrivals at the server per 100 ms',
     xLabel: 'seconds into the outage',

@@ -79,7 +79,11 @@ export function formatCompact(value: number, digits = 3): string {
   // Round first, so 999.7 becomes 1000 and then "1k" rather than "1e+3" or "1000".
   const rounded = Number(value.toPrecision(digits));
   const abs = Math.abs(rounded);
-  for (const [scale, suffix] of [[1e9, 'G'], [1e6, 'M'], [1e3, 'k']] as const) {
+  for (const [scale, suffix] of [
+    [1e9, 'G'],
+    [1e6, 'M'],
+    [1e3, 'k'],
+  ] as const) {
     // The second toPrecision removes float noise from the division (e.g. 1.2000000000000002).
     if (abs >= scale) return `${Number((rounded / scale).toPrecision(digits))}${suffix}`;
   }
@@ -247,11 +251,13 @@ export function renderChart(spec: ChartSpec): string {
   // --- Legend, laid out in rows under the title, wrapping at the chart width.
   const legend: LegendItem[] = [
     ...bands.map((b, i): LegendItem => ({ name: b.name, color: b.color ?? paletteColor(i), kind: 'band' })),
-    ...series.map((s, i): LegendItem => ({
-      name: s.name,
-      color: s.color ?? paletteColor(i),
-      kind: s.dashed === true ? 'dashed' : 'line',
-    })),
+    ...series.map(
+      (s, i): LegendItem => ({
+        name: s.name,
+        color: s.color ?? paletteColor(i),
+        kind: s.dashed === true ? 'dashed' : 'line',
+      }),
+    ),
   ];
   const legendTop = 44;
   const rowHeight = 18;
@@ -289,9 +295,7 @@ export function renderChart(spec: ChartSpec): string {
   // Equal ends are fine when one of them may still move (niceTicks pads a flat range).
   if (xLo > xHi || (xFixed.min && xFixed.max && xLo === xHi)) throw new Error(`x axis range is empty: ${xLo}..${xHi}`);
   if (yLo > yHi || (yFixed.min && yFixed.max && yLo === yHi)) throw new Error(`y axis range is empty: ${yLo}..${yHi}`);
-  const yTicks = log
-    ? logTicks(yLo, yHi, yFixed)
-    : niceTicks(yLo, yHi, Math.max(2, Math.round((bottom - top) / 60)), yFixed);
+  const yTicks = log ? logTicks(yLo, yHi, yFixed) : niceTicks(yLo, yHi, Math.max(2, Math.round((bottom - top) / 60)), yFixed);
   const formatY = spec.formatY ?? defaultFormat(yTicks);
   const yLabels = yTicks.ticks.map(formatY);
 

@@ -128,9 +128,7 @@ export function grpcCodeOf(error: unknown): number | undefined {
     // 11…), not a gRPC status; its name says what it is.
     if (isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
     const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
-    return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK'
-      ? GrpcStatus[named as GrpcStatusName]
-      : undefined;
+    return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK' ? GrpcStatus[named as GrpcStatusName] : undefined;
   });
 }
 
@@ -232,9 +230,7 @@ export function errorReasonsOf(error: unknown): string[] {
     firstInChain(error, (e) => {
       const fromBody = Array.isArray(e.errors) ? undefined : googleErrorOf(e)?.errors;
       const list = Array.isArray(e.errors) ? e.errors : Array.isArray(fromBody) ? fromBody : undefined;
-      const reasons = list?.flatMap((item: unknown) =>
-        isBag(item) && typeof item.reason === 'string' ? [item.reason] : [],
-      );
+      const reasons = list?.flatMap((item: unknown) => (isBag(item) && typeof item.reason === 'string' ? [item.reason] : []));
       return reasons && reasons.length > 0 ? reasons : undefined;
     }) ?? []
   );

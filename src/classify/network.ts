@@ -95,9 +95,7 @@ export function socketFailure(error: unknown): boolean {
  */
 export const networkError: RetryPredicate = (error) => {
   const found = firstInChain(error, (e) =>
-    NETWORK_ERROR_CODES.has(e.code as string) || (e instanceof Error && isNetworkMessage(e))
-      ? true
-      : undefined,
+    NETWORK_ERROR_CODES.has(e.code as string) || (e instanceof Error && isNetworkMessage(e)) ? true : undefined,
   );
   return found === true;
 };

@@ -32,13 +32,9 @@ export type ArgToken =
  * @example
  * const tokenize: TokenizeArgs = (config) => parseArgs(config);
  */
-export type TokenizeArgs = (config: {
-  args: string[];
-  options: typeof FLAGS;
-  strict: false;
-  allowPositionals: true;
-  tokens: true;
-}) => { tokens: ArgToken[] };
+export type TokenizeArgs = (config: { args: string[]; options: typeof FLAGS; strict: false; allowPositionals: true; tokens: true }) => {
+  tokens: ArgToken[];
+};
 
 /**
  * `tenacious --help`.
@@ -182,7 +178,10 @@ function readSchedule(values: FlagValues, given: Given): ScheduleRequest {
 }
 
 /** The preset (or the library defaults) with the backoff and deadline flags laid over it. */
-function readPolicy(values: FlagValues, given: Given): {
+function readPolicy(
+  values: FlagValues,
+  given: Given,
+): {
   backoff: BackoffPolicy;
   deadlineMs: number;
   attemptTimeoutMs: number;
@@ -198,7 +197,9 @@ function readPolicy(values: FlagValues, given: Given): {
       const flag = given.get(name);
       return flag === undefined ? `${formatDuration(ms)} (the default)` : describe(flag.text);
     };
-    throw new UsageError(`--max-delay ${text(backoff.maxDelayMs, 'max-delay')} must not be shorter than --initial-delay ${text(backoff.initialDelayMs, 'initial-delay')}`);
+    throw new UsageError(
+      `--max-delay ${text(backoff.maxDelayMs, 'max-delay')} must not be shorter than --initial-delay ${text(backoff.initialDelayMs, 'initial-delay')}`,
+    );
   }
   if (jitter !== undefined) backoff.jitter = jitter;
   else if (preset !== undefined) backoff.jitter = scaledJitter(preset.backoff, backoff.initialDelayMs);

@@ -144,10 +144,20 @@ export const FLAG_TABLE = {
     commands: BOTH,
     help: ['send SIGTERM to a run still going after DUR and retry it', '(default: none)'],
   }),
-  'initial-delay': flag({ value: 'DUR', parse: anyDuration, commands: BOTH, help: ['wait before the first retry, before jitter (default 1s)'] }),
+  'initial-delay': flag({
+    value: 'DUR',
+    parse: anyDuration,
+    commands: BOTH,
+    help: ['wait before the first retry, before jitter (default 1s)'],
+  }),
   'max-delay': flag({ value: 'DUR', parse: anyDuration, commands: BOTH, help: ['cap on any one wait (default 32s)'] }),
   jitter: flag({ value: 'MODE', parse: jitter, commands: BOTH, help: ['full | none | equal | additive:AMOUNT (default full)'] }),
-  'retry-on': flag({ value: 'CODES', parse: exitCodes, commands: RUN, help: ['retry only these exit codes, e.g. 1,75 (default: every non-zero)'] }),
+  'retry-on': flag({
+    value: 'CODES',
+    parse: exitCodes,
+    commands: RUN,
+    help: ['retry only these exit codes, e.g. 1,75 (default: every non-zero)'],
+  }),
   quiet: flag({ short: 'q', parse: present, commands: RUN, help: ['do not print retries and the final verdict'] }),
   help: flag({ short: 'h', parse: present, commands: BOTH, help: ['print this help'] }),
 } as const;

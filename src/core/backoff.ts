@@ -6,7 +6,6 @@ import { describe, isFiniteNumber, mustError, notAnOptionsObject } from '../util
  * comes in as an `rng` argument so every schedule can be reproduced.
  */
 
-
 /**
  * The default backoff of `retry()`: 1 s doubling up to 32 s, full jitter.
  *
@@ -40,11 +39,7 @@ export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
  * // The same with the jitter kept after the cap: 31 s plus a quarter of 1 s
  * computeDelay(9, { ...policy, jitter: { additiveMs: 1000, afterCap: true } }, () => 0.25); // 31250
  */
-export function computeDelay(
-  attempt: number,
-  policy: BackoffPolicy,
-  rng: () => number = Math.random,
-): number {
+export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => number = Math.random): number {
   if (!Number.isSafeInteger(attempt) || attempt < 0) {
     throw mustError('computeDelay: attempt', 'be an integer >= 0', attempt, true);
   }

@@ -29,7 +29,14 @@ export function reportSuccess(config: RetryConfig, attempts: number, startedAt: 
  * Tells `onGiveUp`, if given, why the call rejected with `error`. `elapsedMs` is given where a
  * RetryError carries it, so that the hook says the same number; else the clock is read.
  */
-export function reportGiveUp(config: RetryConfig, reason: GiveUpReason, error: unknown, attempts: number, startedAt: number, elapsedMs?: number): void {
+export function reportGiveUp(
+  config: RetryConfig,
+  reason: GiveUpReason,
+  error: unknown,
+  attempts: number,
+  startedAt: number,
+  elapsedMs?: number,
+): void {
   const { onGiveUp } = config;
   if (onGiveUp !== undefined) {
     callHook(onGiveUp, { reason, error, attempts, elapsedMs: Math.round(elapsedMs ?? steadyNow() - startedAt) });

@@ -3,7 +3,17 @@
  * Every bad value is rejected here, before any attempt, with an error naming the option.
  */
 import { isTransient } from '../classify/predicates.js';
-import type { AttemptContext, AttemptThrottle, BackoffPolicy, GiveUpEvent, RetryBudget, RetryEvent, RetryOptions, RetryPredicate, SuccessEvent } from '../types.js';
+import type {
+  AttemptContext,
+  AttemptThrottle,
+  BackoffPolicy,
+  GiveUpEvent,
+  RetryBudget,
+  RetryEvent,
+  RetryOptions,
+  RetryPredicate,
+  SuccessEvent,
+} from '../types.js';
 import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
@@ -69,7 +79,11 @@ const isObject = (value: unknown): boolean => typeof value === 'object' && value
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
 const RULES: FieldRules = {
   backoff: { ok: isObject, rule: 'be an object' },
-  maxAttempts: { ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1), rule: 'be an integer >= 1 or Infinity', range: true },
+  maxAttempts: {
+    ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1),
+    rule: 'be an integer >= 1 or Infinity',
+    range: true,
+  },
   deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
   attemptTimeoutMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0', range: true },
   retryable: FUNCTION,
@@ -151,7 +165,23 @@ function makeConfig(
   rng: () => number,
   unref: boolean,
 ): RetryConfig {
-  return { backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, budget, throttle, rng, unref };
+  return {
+    backoff,
+    maxAttempts,
+    deadlineMs,
+    attemptTimeoutMs,
+    retryable,
+    idempotent,
+    retryOnResult,
+    signal,
+    onRetry,
+    onSuccess,
+    onGiveUp,
+    budget,
+    throttle,
+    rng,
+    unref,
+  };
 }
 
 /** The configuration of `retry(fn)` without options. */

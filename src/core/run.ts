@@ -30,17 +30,10 @@ import type { AttemptContext, GiveUpReason } from '../types.js';
 import { Context, listen } from './context.js';
 import { decide, isIdempotent } from './decide.js';
 import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
+import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 import type { RetryConfig } from './options.js';
 
 type RetryOnResult = NonNullable<RetryConfig['retryOnResult']>;
-
-// The phases of the diagram, as small integers: read on every step of every call, and the two
-// final ones are told from the others by one comparison (`>= SUCCEEDED`).
-const ATTEMPTING = 0;
-const SLEEPING = 1;
-const SUCCEEDED = 2;
-const FAILED = 3;
-type Phase = typeof ATTEMPTING | typeof SLEEPING | typeof SUCCEEDED | typeof FAILED;
 
 /**
  * The state of one call: its own timer-queue entry and abort watcher (a call allocates no timer,
@@ -172,7 +165,8 @@ export class Run<T> implements Timed, AbortWatcher {
   #sleepEnded(t: number): void {
     // A timer can fire late; an attempt started at or past the deadline could only overrun it.
     const elapsedMs = t - this.#startedAt;
-    if (elapsedMs >= this.#config.deadlineMs) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
+    if (elapsedMs >= this.#config.deadlineMs)
+      return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
     this.#runAttempt(t);
   }
 
@@ -182,11 +176,14 @@ export class Run<T> implements Timed, AbortWatcher {
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
     // timeout must not, or a stale Retry-After on that error would stretch the next delay.
     const timeout = atDeadline
-      ? new TimeoutError(`attempt ${this.#attempt} was still running at the deadline after ${config.deadlineMs} ms`, { cause: this.#lastError })
+      ? new TimeoutError(`attempt ${this.#attempt} was still running at the deadline after ${config.deadlineMs} ms`, {
+          cause: this.#lastError,
+        })
       : new TimeoutError(`attempt ${this.#attempt} timed out after ${config.attemptTimeoutMs} ms`);
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
-    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout), 'deadline', t - this.#startedAt);
+    if (atDeadline)
+      return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout), 'deadline', t - this.#startedAt);
     // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
     if (this.#settled()) return;
     const elapsedMs = t - this.#startedAt;
@@ -213,7 +210,8 @@ export class Run<T> implements Timed, AbortWatcher {
     const elapsedMs = t - this.#startedAt;
     let decision: ReturnType<typeof decide>;
     try {
-      const transient = returned === undefined ? config.retryable(error, ctx) : (config.retryOnResult as RetryOnResult)(returned.value, ctx);
+      const transient =
+        returned === undefined ? config.retryable(error, ctx) : (config.retryOnResult as RetryOnResult)(returned.value, ctx);
       // It may have aborted the caller's signal, which settled the call: nothing is recorded.
       if (this.#settled()) return;
       let idempotent = false;

@@ -83,7 +83,9 @@ export function asOwnError(error: unknown): unknown {
   if (!(error instanceof TypeError || error instanceof RangeError) || !error.message.startsWith('retry: ')) return error;
   const Kind = error instanceof RangeError ? RangeError : TypeError;
   // The list of known options names retry()'s; retryFetch knows three more.
-  const message = error.message.slice('retry: '.length).replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody, hedge, resume)');
+  const message = error.message
+    .slice('retry: '.length)
+    .replace(/\(known: ([^)]*)\)/, '(known: $1, fetch, maxRetryAfterMs, bufferBody, hedge, resume)');
   return new Kind(`retryFetch: ${message}`, { cause: error });
 }
 

@@ -78,7 +78,8 @@ function persistedOf(res: Response, total: number): number {
   if (range === null) return 0;
   const last = /^bytes=0-(\d+)$/.exec(range.trim());
   const offset = last === null ? NaN : Number(last[1]) + 1;
-  if (!(offset <= total)) throw new GcsUploadError('protocol', res.status, `the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
+  if (!(offset <= total))
+    throw new GcsUploadError('protocol', res.status, `the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
   return offset;
 }
 
@@ -86,7 +87,11 @@ function persistedOf(res: Response, total: number): number {
 function failure(res: Response): never {
   cancelBody(res);
   if (res.status === 404 || res.status === 410) {
-    throw new GcsUploadError('session-expired', res.status, `the upload session expired (HTTP ${res.status}); start a new session and upload again`);
+    throw new GcsUploadError(
+      'session-expired',
+      res.status,
+      `the upload session expired (HTTP ${res.status}); start a new session and upload again`,
+    );
   }
   if (res.status >= 400) throw new HttpStatusError(res, 'PUT');
   throw new GcsUploadError('protocol', res.status, `unexpected HTTP ${res.status} from the upload session`);
@@ -112,7 +117,9 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   const { own, overrides } = optionsBag('gcsResumableUpload', options, ['chunkSizeBytes', 'fetch']);
   const chunk = own.chunkSizeBytes ?? 8 * 1024 * 1024;
   if (!(chunk === Infinity || (typeof chunk === 'number' && Number.isInteger(chunk) && chunk > 0 && chunk % QUANTUM === 0))) {
-    throw new RangeError(`gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got ${describe(chunk)}`);
+    throw new RangeError(
+      `gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got ${describe(chunk)}`,
+    );
   }
   const send = (own.fetch ?? globalThis.fetch) as FetchFunction;
   if (typeof send !== 'function') throw new TypeError(`gcsResumableUpload: options.fetch must be a function, got ${describe(send)}`);
@@ -149,8 +156,13 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
 function bytesOf(body: unknown): { size: number; slice(start: number, end: number): BodyInit } {
   if (typeof Blob === 'function' && body instanceof Blob) return { size: body.size, slice: (start, end) => body.slice(start, end) };
   const view =
-    body instanceof ArrayBuffer ? new Uint8Array(body) : ArrayBuffer.isView(body) ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength) : undefined;
-  if (view === undefined) throw new TypeError(`gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got ${describe(body)}`);
+    body instanceof ArrayBuffer
+      ? new Uint8Array(body)
+      : ArrayBuffer.isView(body)
+        ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
+        : undefined;
+  if (view === undefined)
+    throw new TypeError(`gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got ${describe(body)}`);
   return { size: view.byteLength, slice: (start, end) => view.subarray(start, end) as Uint8Array<ArrayBuffer> };
 }
 
@@ -196,10 +208,17 @@ export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<
   }
   const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
   const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}`;
-  const headers: Record<string, string> = { authorization: `Bearer ${own.token as string}`, 'content-type': 'application/json; charset=UTF-8' };
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${own.token as string}`,
+    'content-type': 'application/json; charset=UTF-8',
+  };
   if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
   const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
-  const res = await retryFetch(url, { method: 'POST', headers, body: JSON.stringify({ name: own.name }) }, { ...policy, fetch: own.fetch as FetchFunction | undefined });
+  const res = await retryFetch(
+    url,
+    { method: 'POST', headers, body: JSON.stringify({ name: own.name }) },
+    { ...policy, fetch: own.fetch as FetchFunction | undefined },
+  );
   const location = res.headers.get('location');
   if (!res.ok || location === null) {
     cancelBody(res);

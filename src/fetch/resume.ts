@@ -110,10 +110,15 @@ function checkSameVersion(res: Response, v: Validator, received: number): void {
   const etag = res.headers.get('etag');
   const generation = res.headers.get('x-goog-generation');
   const changed =
-    (v.etag !== undefined && etag !== null && etag !== v.etag) || (v.generation !== undefined && generation !== null && generation !== v.generation);
+    (v.etag !== undefined && etag !== null && etag !== v.etag) ||
+    (v.generation !== undefined && generation !== null && generation !== v.generation);
   if (changed) {
     cancelBody(res);
-    throw new ResumeError('changed', received, `the object changed since the download began (ETag ${v.etag ?? '-'} → ${etag ?? '-'}, generation ${v.generation ?? '-'} → ${generation ?? '-'})`);
+    throw new ResumeError(
+      'changed',
+      received,
+      `the object changed since the download began (ETag ${v.etag ?? '-'} → ${etag ?? '-'}, generation ${v.generation ?? '-'} → ${generation ?? '-'})`,
+    );
   }
 }
 
@@ -136,11 +141,20 @@ function accept(res: Response, received: number, v: Validator, restartable: bool
   if (res.status === 200 && res.body !== null) {
     if (restartable) return true;
     cancelBody(res);
-    throw new ResumeError('range-ignored', received, `the server ignored "Range: bytes=${received}-" and sent the whole body again (HTTP 200), after part of it had been read`);
+    throw new ResumeError(
+      'range-ignored',
+      received,
+      `the server ignored "Range: bytes=${received}-" and sent the whole body again (HTTP 200), after part of it had been read`,
+    );
   }
   const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range')?.trim() ?? '');
   const total = range?.[3] === '*' ? undefined : Number(range?.[3]);
-  if (res.status !== 206 || range === null || Number(range[1]) !== received || (v.total !== undefined && total !== undefined && total !== v.total)) {
+  if (
+    res.status !== 206 ||
+    range === null ||
+    Number(range[1]) !== received ||
+    (v.total !== undefined && total !== undefined && total !== v.total)
+  ) {
     cancelBody(res);
     throw new ResumeError(
       'bad-range',

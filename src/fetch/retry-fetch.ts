@@ -221,7 +221,12 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const callSignal = eitherSignal(plan.callerSignal, userSignal);
   let call: Promise<Response>;
   try {
-    call = retry(hedging !== undefined && readOnly ? hedged : attempt, { ...retryOptions, retryable, idempotent, signal: callSignal.signal });
+    call = retry(hedging !== undefined && readOnly ? hedged : attempt, {
+      ...retryOptions,
+      retryable,
+      idempotent,
+      signal: callSignal.signal,
+    });
   } catch (error) {
     // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();

@@ -95,10 +95,18 @@ const RULES: FieldRules = {
     rule: `be a number > 0 and <= ${MAX_MAX_TOKENS} (at least 0.001)`,
     range: true,
   },
-  tokenRatio: { ok: (v) => isFiniteNumber(v) && v >= 0.001, rule: 'be a finite number > 0 (at least 0.001; three decimals are kept)', range: true },
+  tokenRatio: {
+    ok: (v) => isFiniteNumber(v) && v >= 0.001,
+    rule: 'be a finite number > 0 (at least 0.001; three decimals are kept)',
+    range: true,
+  },
 };
 
 function readBudgetOptions(options: unknown): Required<RetryBudgetOptions> {
-  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = readChecked('createRetryBudget', options, RULES) as RetryBudgetOptions;
+  const { maxTokens = DEFAULT_MAX_TOKENS, tokenRatio = DEFAULT_TOKEN_RATIO } = readChecked(
+    'createRetryBudget',
+    options,
+    RULES,
+  ) as RetryBudgetOptions;
   return { maxTokens, tokenRatio };
 }

@@ -143,6 +143,7 @@ function readHedgerOptions(options: unknown): Required<HedgerOptions> {
   const o = readChecked('createHedger', options, RULES) as HedgerOptions;
   const { percentile = 0.95, windowSize = 100, minDelayMs = 1, maxExtraLoad = 0.05 } = o;
   const maxDelayMs = o.maxDelayMs ?? Math.max(1000, minDelayMs);
-  if (maxDelayMs < minDelayMs) throw mustError('createHedger: options.maxDelayMs', `be a finite number >= minDelayMs (${minDelayMs})`, maxDelayMs, true);
+  if (maxDelayMs < minDelayMs)
+    throw mustError('createHedger: options.maxDelayMs', `be a finite number >= minDelayMs (${minDelayMs})`, maxDelayMs, true);
   return { percentile, windowSize, minDelayMs, maxDelayMs, maxExtraLoad };
 }

@@ -100,11 +100,7 @@ export function gcsPreconditionMet(operation: GcsOperation, preconditions: GcsPr
  *
  * @throws {TypeError} for an unknown strategy, plus everything {@link gcsPreconditionMet} throws.
  */
-export function gcsIsIdempotent(
-  operation: GcsOperation,
-  preconditions: GcsPreconditions | undefined,
-  strategy: GcsRetryStrategy,
-): boolean {
+export function gcsIsIdempotent(operation: GcsOperation, preconditions: GcsPreconditions | undefined, strategy: GcsRetryStrategy): boolean {
   const chosen = checkStrategy(strategy);
   const met = gcsPreconditionMet(operation, preconditions);
   return chosen === 'conditional' ? met : chosen === 'always';
@@ -150,7 +146,9 @@ function checkOperation(value: unknown): GcsOperation {
  * `projects.hmacKeys.create`) that people copy from other docs.
  */
 function normalizeOperation(name: string): string {
-  return normalizeName(name).replace(/^storage\./, '').replace(/^projects\./, '');
+  return normalizeName(name)
+    .replace(/^storage\./, '')
+    .replace(/^projects\./, '');
 }
 
 const resourceOf = (operation: string): string => operation.slice(0, operation.lastIndexOf('.'));

@@ -185,10 +185,7 @@ export interface ReadModifyWriteSteps<P, R> {
  * @throws {TypeError | RangeError} synchronously, before anything runs (as retry() does),
  *   when `steps` does not hold three functions or an option is bad (as in {@link iam}).
  */
-export function iamReadModifyWrite<P, R>(
-  steps: ReadModifyWriteSteps<P, R>,
-  options?: IamOptions,
-): Promise<R | undefined> {
+export function iamReadModifyWrite<P, R>(steps: ReadModifyWriteSteps<P, R>, options?: IamOptions): Promise<R | undefined> {
   checkSteps(steps);
   const preset = iamPreset('iamReadModifyWrite', options, IAM_READ_MODIFY_WRITE, IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND);
   // Called as methods, so steps given as an object with methods keep their `this`.

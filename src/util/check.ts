@@ -84,7 +84,12 @@ export function notAnOptionsObject(value: object): string | undefined {
  * @example
  * checkOptions('createThing', options, { size: { ok: isFiniteNumber, rule: 'be a finite number', range: true } });
  */
-export function checkOptions(where: string, options: unknown, rules: FieldRules, into?: Record<string, unknown>): asserts options is object {
+export function checkOptions(
+  where: string,
+  options: unknown,
+  rules: FieldRules,
+  into?: Record<string, unknown>,
+): asserts options is object {
   if (typeof options !== 'object' || options === null) throw mustError(`${where}: options`, 'be an object', options);
   const kind = notAnOptionsObject(options);
   if (kind !== undefined) throw new TypeError(`${where}: options must be a plain object, got ${kind}`);

@@ -1,5 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAdaptiveThrottle, errorReasonsOf, grpcCodeOf, httpStatusOf, isTransient, parseRetryAfter, retryAfterMsOf, statusStringOf, systemCodeOf, ThrottledError } from '../../src/index.js';
+import {
+  createAdaptiveThrottle,
+  errorReasonsOf,
+  grpcCodeOf,
+  httpStatusOf,
+  isTransient,
+  parseRetryAfter,
+  retryAfterMsOf,
+  statusStringOf,
+  systemCodeOf,
+  ThrottledError,
+} from '../../src/index.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 
@@ -57,11 +68,25 @@ describe('the chain the readers walk: `cause`, else an error kept in `error` (re
 // dependencies of this project; their codes are plain strings on the error, copied here.
 describe('systemCodeOf: system and socket codes only', () => {
   it('skips library codes that are not about the socket, and finds the socket code under them', () => {
-    for (const code of ['ERR_BAD_RESPONSE', 'ERR_NON_2XX_3XX_RESPONSE', 'UND_ERR_RESPONSE', 'ERR_INVALID_URL', 'UND_ERR_INVALID_ARG', 'ERR_NETWORK']) {
+    for (const code of [
+      'ERR_BAD_RESPONSE',
+      'ERR_NON_2XX_3XX_RESPONSE',
+      'UND_ERR_RESPONSE',
+      'ERR_INVALID_URL',
+      'UND_ERR_INVALID_ARG',
+      'ERR_NETWORK',
+    ]) {
       expect(systemCodeOf(withProps({ code }))).toBeUndefined();
     }
     expect(systemCodeOf(withProps({ code: 'ERR_BAD_RESPONSE', cause: withProps({ code: 'ECONNRESET' }) }))).toBe('ECONNRESET');
-    for (const code of ['ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']) {
+    for (const code of [
+      'ECONNRESET',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      'UND_ERR_SOCKET',
+      'UND_ERR_CONNECT_TIMEOUT',
+      'ERR_STREAM_PREMATURE_CLOSE',
+    ]) {
       expect(systemCodeOf(withProps({ code }))).toBe(code);
     }
   });
@@ -121,7 +146,7 @@ describe('retry hints', () => {
 
   // Regression (issue 12): the date was measured against this machine's clock, so a server
   // an hour ahead saying "retry at <its now + 2 s>" got no wait at all from a 503 past the deadline.
-  it('measures an HTTP-date against the response\'s Date header when there is a valid one', () => {
+  it("measures an HTTP-date against the response's Date header when there is a valid one", () => {
     const serverClock = now + 3_600_000;
     const headers = (date: string) => ({
       'retry-after': new Date(serverClock + 2000).toUTCString(),
@@ -415,10 +440,15 @@ describe('the chain under an error', () => {
 
   it('measures a Retry-After date against the Date of the same headers it came from', () => {
     const now = Date.UTC(2026, 0, 1);
-    const inResponse = { response: { headers: { 'retry-after': new Date(now + 5000).toUTCString(), date: new Date(now + 1000).toUTCString() } } };
+    const inResponse = {
+      response: { headers: { 'retry-after': new Date(now + 5000).toUTCString(), date: new Date(now + 1000).toUTCString() } },
+    };
     expect(retryAfterMsOf(inResponse, now)).toBe(4000);
     // The Date of the response's headers is not used for a hint found on the error's own headers.
-    const split = { response: { headers: { date: new Date(now + 1000).toUTCString() } }, headers: { 'retry-after': new Date(now + 5000).toUTCString() } };
+    const split = {
+      response: { headers: { date: new Date(now + 1000).toUTCString() } },
+      headers: { 'retry-after': new Date(now + 5000).toUTCString() },
+    };
     expect(retryAfterMsOf(split, now)).toBe(5000);
   });
 });

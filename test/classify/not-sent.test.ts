@@ -107,7 +107,7 @@ describe('notSent: the request may have arrived', () => {
     expect(notSent(hung)).toBe(false);
   });
 
-  it('is false when a timeout carries an earlier refusal as its cause (retry()\'s deadline TimeoutError)', async () => {
+  it("is false when a timeout carries an earlier refusal as its cause (retry()'s deadline TimeoutError)", async () => {
     const port = await closedPort();
     const server = await startFaultServer({ faults: ['hang'] });
     servers.push(server);
@@ -142,7 +142,7 @@ describe('notSent: the request may have arrived', () => {
 });
 
 describe('notSent: shapes', () => {
-  it('reads the code through cause chains, up to the readers\' depth', () => {
+  it("reads the code through cause chains, up to the readers' depth", () => {
     let error: unknown = Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
     for (let i = 0; i < 7; i++) error = new Error(`wrapper ${i}`, { cause: error });
     expect(notSent(error)).toBe(true);
@@ -212,7 +212,9 @@ describe('notSent on each runtime', () => {
     // autoSelectFamily: every address tried, each refused.
     const both = Object.assign(new AggregateError([error, unreachable], 'connect'), { code: 'ECONNREFUSED' });
     expect(notSent(both)).toBe(true);
-    const mixed = Object.assign(new AggregateError([error, Object.assign(new Error('reset'), { code: 'ECONNRESET' })]), { code: 'ETIMEDOUT' });
+    const mixed = Object.assign(new AggregateError([error, Object.assign(new Error('reset'), { code: 'ECONNRESET' })]), {
+      code: 'ETIMEDOUT',
+    });
     expect(notSent(mixed)).toBe(false);
     const cyclic = new AggregateError([]);
     (cyclic as { errors: unknown[] }).errors = [cyclic];
@@ -221,10 +223,26 @@ describe('notSent on each runtime', () => {
 
   it('Deno: the TypeError whose message says the connector failed', () => {
     expect(
-      notSent(new TypeError('error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)')),
+      notSent(
+        new TypeError(
+          'error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)',
+        ),
+      ),
     ).toBe(true);
-    expect(notSent(new TypeError('error sending request for url (http://127.0.0.1:1/): error trying to connect: tcp connect error: Connection refused (os error 111)'))).toBe(true);
-    expect(notSent(new TypeError('error sending request for url (http://x.test/): client error (SendRequest): connection closed before message completed'))).toBe(false);
+    expect(
+      notSent(
+        new TypeError(
+          'error sending request for url (http://127.0.0.1:1/): error trying to connect: tcp connect error: Connection refused (os error 111)',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      notSent(
+        new TypeError(
+          'error sending request for url (http://x.test/): client error (SendRequest): connection closed before message completed',
+        ),
+      ),
+    ).toBe(false);
   });
 
   it('Bun: ConnectionRefused, FailedToOpenSocket, DNSLookupFailed; not ConnectionClosed', () => {
@@ -275,7 +293,7 @@ describe('notSent', () => {
     expect(notSent(new TypeError('client error (Connect): tcp connect error'))).toBe(true);
   });
 
-  it('walks gaxios 6\'s `error` when there is no cause, and stops at a reset above a refusal', () => {
+  it("walks gaxios 6's `error` when there is no cause, and stops at a reset above a refusal", () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     expect(notSent(Object.assign(new Error('request failed'), { error: refused }))).toBe(true);
     expect(notSent(Object.assign(new Error('reset'), { code: 'ECONNRESET', error: refused }))).toBe(false);

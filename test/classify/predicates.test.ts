@@ -1,5 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { aborted, allOf, anyOf, errorReason, gcs, grpcCode, grpcCodeOf, GrpcStatus, httpStatus, iam, isTransient, networkError, not, retry, RetryError, timedOut, TimeoutError } from '../../src/index.js';
+import {
+  aborted,
+  allOf,
+  anyOf,
+  errorReason,
+  gcs,
+  grpcCode,
+  grpcCodeOf,
+  GrpcStatus,
+  httpStatus,
+  iam,
+  isTransient,
+  networkError,
+  not,
+  retry,
+  RetryError,
+  timedOut,
+  TimeoutError,
+} from '../../src/index.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 
@@ -173,9 +191,7 @@ describe('errorReason', () => {
     expect(p(withProps({ errors: [{ reason: 'notFound' }, { reason: 'rateLimitExceeded' }] }))).toBe(true);
     expect(p(withProps({ errors: [{ reason: 'ECONNRESET' }] }))).toBe(true);
     expect(p(withProps({ response: { data: { error: { errors: [{ reason: 'ratelimitexceeded' }] } } } }))).toBe(true);
-    expect(p(withProps({ response: { body: JSON.stringify({ error: { errors: [{ reason: 'rateLimitExceeded' }] } }) } }))).toBe(
-      true,
-    );
+    expect(p(withProps({ response: { body: JSON.stringify({ error: { errors: [{ reason: 'rateLimitExceeded' }] } }) } }))).toBe(true);
     expect(p(withProps({ errors: [{ reason: 'notFound' }] }))).toBe(false);
     expect(p(new Error('none'))).toBe(false);
   });
@@ -212,7 +228,11 @@ describe('isTransient and aborts', () => {
     const canceled = withProps({ name: 'CanceledError', code: 'ERR_CANCELED', message: 'canceled' });
     expect(isTransient(canceled)).toBe(false);
     expect(isTransient(new Error('wrapper', { cause: canceled }))).toBe(false);
-    const byTimeout = withProps({ name: 'CanceledError', code: 'ERR_CANCELED', config: { signal: AbortSignal.abort(new TimeoutError('slow')) } });
+    const byTimeout = withProps({
+      name: 'CanceledError',
+      code: 'ERR_CANCELED',
+      config: { signal: AbortSignal.abort(new TimeoutError('slow')) },
+    });
     expect(isTransient(byTimeout)).toBe(true);
   });
 });
@@ -241,10 +261,13 @@ describe('one retry layer: a RetryError is permanent', () => {
   ])('an outer retry() with %s does not retry an inner one that gave up: 3 calls, not 9', async (_name, preset) => {
     let calls = 0;
     const inner = () =>
-      retry(() => {
-        calls++;
-        throw busy();
-      }, { ...preset, ...tiny });
+      retry(
+        () => {
+          calls++;
+          throw busy();
+        },
+        { ...preset, ...tiny },
+      );
     const error = await retry(inner, { ...preset, ...tiny }).catch((e: unknown) => e);
     expect(calls).toBe(3);
     // The inner RetryError comes out unchanged: not retryable, so not wrapped again.
@@ -260,7 +283,6 @@ describe('one retry layer: a RetryError is permanent', () => {
     expect(isTransient(busy())).toBe(true);
   });
 });
-
 
 function wrapped(error: unknown, levels: number): unknown {
   let current = error;
@@ -335,7 +357,9 @@ describe('timedOut', () => {
   it('matches an abort whose signal timed out, and nothing about a signal that did not', () => {
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(new DOMException('t', 'TimeoutError')) } })).toBe(true);
     expect(timedOut({ name: 'AbortError', config: { signal: null } })).toBe(false);
-    expect(timedOut({ name: 'AbortError', config: { signal: { aborted: false, reason: new DOMException('t', 'TimeoutError') } } })).toBe(false);
+    expect(timedOut({ name: 'AbortError', config: { signal: { aborted: false, reason: new DOMException('t', 'TimeoutError') } } })).toBe(
+      false,
+    );
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(null) } })).toBe(false);
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort('TimeoutError') } })).toBe(false);
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(class TimeoutError {}) } })).toBe(false);
@@ -403,7 +427,9 @@ describe('errorReason', () => {
   it('takes non-empty strings only', () => {
     expect(() => errorReason('')).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got ""'));
     expect(() => errorReason(5 as never)).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got 5'));
-    expect(() => errorReason('backendError', undefined as never)).toThrow(/^errorReason: each reason must be a non-empty string, got undefined$/);
+    expect(() => errorReason('backendError', undefined as never)).toThrow(
+      /^errorReason: each reason must be a non-empty string, got undefined$/,
+    );
     expect(errorReason('backendError')(withProps({ errors: [{ reason: 'BackendError' }] }))).toBe(true);
   });
 });

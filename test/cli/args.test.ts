@@ -57,14 +57,21 @@ describe('readArgs: run', () => {
 
   it('reads every flag', () => {
     const request = readRun([
-      '--max-attempts', '5',
-      '--deadline', '90s',
-      '--initial-delay', '250ms',
-      '--max-delay', '2m',
-      '--jitter', 'equal',
-      '--retry-on', '1,75',
+      '--max-attempts',
+      '5',
+      '--deadline',
+      '90s',
+      '--initial-delay',
+      '250ms',
+      '--max-delay',
+      '2m',
+      '--jitter',
+      'equal',
+      '--retry-on',
+      '1,75',
       '-q',
-      '--', 'cmd',
+      '--',
+      'cmd',
     ]);
     expect(request).toMatchObject({
       maxAttempts: 5,
@@ -99,7 +106,7 @@ describe('readArgs: run', () => {
     });
   });
 
-  it('scales a preset\'s additive jitter with --initial-delay, as iam() and gcs() do, unless --jitter is given', () => {
+  it("scales a preset's additive jitter with --initial-delay, as iam() and gcs() do, unless --jitter is given", () => {
     const scaled = readRun(['--preset', 'gcs', '--initial-delay', '50ms', '--max-delay', '200ms', '--', 'x']).backoff;
     expect(scaled).toEqual(gcs({ strategy: 'always', backoff: { initialDelayMs: 50, maxDelayMs: 200 } }).backoff);
     expect(scaled.jitter).toEqual({ additiveMs: 50 });
@@ -120,17 +127,23 @@ describe('readArgs: run', () => {
     expect(readRun(['--jitter', text, '--', 'x']).backoff.jitter).toEqual(jitter);
   });
 
-  it('takes the last value of a flag given twice, so a wrapper\'s defaults can be overridden', () => {
+  it("takes the last value of a flag given twice, so a wrapper's defaults can be overridden", () => {
     const request = readRun(['--deadline', '1s', '--preset', 'iam', '--deadline=2s', '--preset', 'gcs', '-q', '-q', '--', 'x']);
     expect(request).toMatchObject({ deadlineMs: 2000, backoff: { maxDelayMs: 64_000 }, quiet: true });
     expect(readRun(['--deadline', '1s', '--deadline', '3s', '--', 'x']).deadlineMs).toBe(3000);
   });
 
   it('takes the same flag names as schedule: --max-attempts and --attempt-timeout, with --attempts as the old name', () => {
-    expect(readRun(['--attempt-timeout', '1.5s', '--max-attempts', '4', '--', 'x'])).toMatchObject({ attemptTimeoutMs: 1500, maxAttempts: 4 });
+    expect(readRun(['--attempt-timeout', '1.5s', '--max-attempts', '4', '--', 'x'])).toMatchObject({
+      attemptTimeoutMs: 1500,
+      maxAttempts: 4,
+    });
     expect(readRun(['--', 'x']).attemptTimeoutMs).toBe(Number.POSITIVE_INFINITY);
     expect(readRun(['--attempts', '4', '--', 'x']).maxAttempts).toBe(4);
-    expect(readSchedule(['schedule', '--attempts', '7', '--attempt-timeout', '30s'])).toMatchObject({ attempts: 7, attemptTimeoutMs: 30_000 });
+    expect(readSchedule(['schedule', '--attempts', '7', '--attempt-timeout', '30s'])).toMatchObject({
+      attempts: 7,
+      attemptTimeoutMs: 30_000,
+    });
     // The old and the new name are one flag: the last one counts.
     expect(readSchedule(['schedule', '--attempts', '7', '--max-attempts', '8']).attempts).toBe(8);
     expect(renderSchedule(readSchedule(['schedule', '--attempt-timeout', '30s'])).split('\n')[0]).toBe(
@@ -239,8 +252,13 @@ describe('readArgs', () => {
   });
 
   it('allows a cap equal to the initial delay, and names the default initial delay when the cap is below it', () => {
-    expect(readRun(['--initial-delay', '5s', '--max-delay', '5s', '--', 'x']).backoff).toMatchObject({ initialDelayMs: 5000, maxDelayMs: 5000 });
-    expect(usageError(['--max-delay', '500ms', '--', 'x'])).toBe('--max-delay "500ms" must not be shorter than --initial-delay 1s (the default)');
+    expect(readRun(['--initial-delay', '5s', '--max-delay', '5s', '--', 'x']).backoff).toMatchObject({
+      initialDelayMs: 5000,
+      maxDelayMs: 5000,
+    });
+    expect(usageError(['--max-delay', '500ms', '--', 'x'])).toBe(
+      '--max-delay "500ms" must not be shorter than --initial-delay 1s (the default)',
+    );
   });
 
   it('reads additive jitter with decimals in milliseconds, and only the whole word', () => {

@@ -29,9 +29,13 @@ describe('parseDuration', () => {
   it('reads whole numbers in every unit exactly', () => {
     const units = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom(...(Object.keys(units) as Array<keyof typeof units>)), (n, unit) => {
-        expect(parseDuration(`${n}${unit}`)).toBe(n * units[unit]);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.constantFrom(...(Object.keys(units) as Array<keyof typeof units>)),
+        (n, unit) => {
+          expect(parseDuration(`${n}${unit}`)).toBe(n * units[unit]);
+        },
+      ),
     );
   });
 

@@ -12,7 +12,9 @@ describe('FLAGS (the tokenizer options)', () => {
   it('has every flag of the table and its old names, a string when it takes a value, a boolean otherwise', () => {
     expect(Object.keys(FLAGS).sort()).toEqual([...rows.map(([name]) => name), 'attempts'].sort());
     for (const [name, spec] of rows) {
-      expect(FLAGS[name], name).toEqual(spec.short === undefined ? { type: spec.value === undefined ? 'boolean' : 'string' } : { type: 'boolean', short: spec.short });
+      expect(FLAGS[name], name).toEqual(
+        spec.short === undefined ? { type: spec.value === undefined ? 'boolean' : 'string' } : { type: 'boolean', short: spec.short },
+      );
     }
     expect(FLAGS.attempts).toEqual({ type: 'string' });
   });

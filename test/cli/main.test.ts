@@ -204,9 +204,19 @@ describe('--attempt-timeout', () => {
     );
   });
 
-  it('retries a timed-out run whatever --retry-on lists, and exits with the last run\'s status when the attempts run out', async () => {
+  it("retries a timed-out run whatever --retry-on lists, and exits with the last run's status when the attempts run out", async () => {
     const counter = fresh('count');
-    const result = await runCli([...FAST, '--retry-on', '3', '--max-attempts', '2', '--attempt-timeout', '300ms', '--', ...hangsUntil(counter, 9)]);
+    const result = await runCli([
+      ...FAST,
+      '--retry-on',
+      '3',
+      '--max-attempts',
+      '2',
+      '--attempt-timeout',
+      '300ms',
+      '--',
+      ...hangsUntil(counter, 9),
+    ]);
     expect(result.code).toBe(143);
     expect(count(counter)).toBe(2);
     expect(result.stderr).toContain('tenacious: attempt 1 of 2 failed (timed out after 300ms); retrying in 10ms\n');
@@ -294,9 +304,7 @@ describe('tenacious schedule', () => {
     expect(result.stderr).toBe('');
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('gcs preset: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
-    const rows = lines
-      .filter((line) => /^\s+\d+\s/.test(line))
-      .map((line) => line.trim().split(/\s+/).slice(0, 6).map(Number));
+    const rows = lines.filter((line) => /^\s+\d+\s/.test(line)).map((line) => line.trim().split(/\s+/).slice(0, 6).map(Number));
     expect(rows).toEqual([
       [1, 1, 1.5, 2, 1, 2],
       [2, 2, 2.5, 3, 3, 5],

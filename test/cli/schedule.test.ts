@@ -14,7 +14,14 @@ describe('scheduleRows', () => {
       { retry: 2, minMs: 2000, medianMs: 2500, maxMs: 3000, waitedMinMs: 3000, waitedMaxMs: 5000 },
     ]);
     expect(rows.map((r) => [r.minMs, r.maxMs])).toEqual([
-      [1000, 2000], [2000, 3000], [4000, 5000], [8000, 9000], [16_000, 17_000], [32_000, 33_000], [64_000, 64_000], [64_000, 64_000],
+      [1000, 2000],
+      [2000, 3000],
+      [4000, 5000],
+      [8000, 9000],
+      [16_000, 17_000],
+      [32_000, 33_000],
+      [64_000, 64_000],
+      [64_000, 64_000],
     ]);
     expect(rows[7]?.waitedMaxMs).toBe(197_000);
   });
@@ -33,35 +40,43 @@ describe('scheduleRows', () => {
     .map(({ initialDelayMs, multiplier, extraMs, jitter }): BackoffPolicy => {
       const maxDelayMs = initialDelayMs + extraMs;
       // With afterCap the jitter must fit under the cap.
-      const fitted = typeof jitter === 'object' && jitter.afterCap === true ? { ...jitter, additiveMs: Math.min(jitter.additiveMs, maxDelayMs) } : jitter;
+      const fitted =
+        typeof jitter === 'object' && jitter.afterCap === true
+          ? { ...jitter, additiveMs: Math.min(jitter.additiveMs, maxDelayMs) }
+          : jitter;
       return { initialDelayMs, multiplier, maxDelayMs, jitter: fitted };
     });
 
   it('min, median and max bound every wait computeDelay can produce, and the median splits them', () => {
     fc.assert(
-      fc.property(policies, fc.integer({ min: 1, max: 40 }), fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 20 }), (policy, retries, draws) => {
-        const rows = scheduleRows(policy, retries);
-        expect(rows).toHaveLength(retries);
-        let waitedMin = 0;
-        let waitedMax = 0;
-        rows.forEach((row, n) => {
-          expect(row.minMs).toBeLessThanOrEqual(row.medianMs);
-          expect(row.medianMs).toBeLessThanOrEqual(row.maxMs);
-          expect(row.maxMs).toBeLessThanOrEqual(policy.maxDelayMs);
-          waitedMin += row.minMs;
-          waitedMax += row.maxMs;
-          expect(row.waitedMinMs).toBe(waitedMin);
-          expect(row.waitedMaxMs).toBe(waitedMax);
-          for (const r of draws) {
-            const delay = computeDelay(n, policy, () => r);
-            expect(delay).toBeGreaterThanOrEqual(row.minMs);
-            expect(delay).toBeLessThanOrEqual(row.maxMs);
-            // Monotone in r is what makes the delay at r = 0.5 the exact median.
-            if (r <= 0.5) expect(delay).toBeLessThanOrEqual(row.medianMs);
-            else expect(delay).toBeGreaterThanOrEqual(row.medianMs);
-          }
-        });
-      }),
+      fc.property(
+        policies,
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 20 }),
+        (policy, retries, draws) => {
+          const rows = scheduleRows(policy, retries);
+          expect(rows).toHaveLength(retries);
+          let waitedMin = 0;
+          let waitedMax = 0;
+          rows.forEach((row, n) => {
+            expect(row.minMs).toBeLessThanOrEqual(row.medianMs);
+            expect(row.medianMs).toBeLessThanOrEqual(row.maxMs);
+            expect(row.maxMs).toBeLessThanOrEqual(policy.maxDelayMs);
+            waitedMin += row.minMs;
+            waitedMax += row.maxMs;
+            expect(row.waitedMinMs).toBe(waitedMin);
+            expect(row.waitedMaxMs).toBe(waitedMax);
+            for (const r of draws) {
+              const delay = computeDelay(n, policy, () => r);
+              expect(delay).toBeGreaterThanOrEqual(row.minMs);
+              expect(delay).toBeLessThanOrEqual(row.maxMs);
+              // Monotone in r is what makes the delay at r = 0.5 the exact median.
+              if (r <= 0.5) expect(delay).toBeLessThanOrEqual(row.medianMs);
+              else expect(delay).toBeGreaterThanOrEqual(row.medianMs);
+            }
+          });
+        },
+      ),
     );
   });
 });

@@ -2,7 +2,18 @@
 // connection, a socket destroyed mid-response and a headers timeout, and how iam(), gcs() and
 // the default classification treat it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type AttemptContext, TimeoutError, gcs, iam, isTransient, networkError, retry, retryAfterMsOf, systemCodeOf, timedOut } from '../../src/index.js';
+import {
+  type AttemptContext,
+  TimeoutError,
+  gcs,
+  iam,
+  isTransient,
+  networkError,
+  retry,
+  retryAfterMsOf,
+  systemCodeOf,
+  timedOut,
+} from '../../src/index.js';
 import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, startHttpServer, watchConnections } from './loopback.js';
 
 /** How the two presets and the default classification judge an error. */
@@ -221,7 +232,11 @@ describe('global fetch (undici)', () => {
         }
         return response.json();
       },
-      gcs({ operation: 'objects.get', backoff: { initialDelayMs: 1, maxDelayMs: 5 }, onRetry: ({ error }) => seenHints.push(retryAfterMsOf(error)) }),
+      gcs({
+        operation: 'objects.get',
+        backoff: { initialDelayMs: 1, maxDelayMs: 5 },
+        onRetry: ({ error }) => seenHints.push(retryAfterMsOf(error)),
+      }),
     );
     expect(result).toEqual({ ok: true });
     expect(server.requests).toHaveLength(3);

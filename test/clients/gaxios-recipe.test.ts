@@ -158,7 +158,11 @@ describe('grant with gaxios through iamReadModifyWrite', () => {
     const endpoint = await iamServer({
       afterRead: (reads) => {
         // Another client grants the same role to someone else between our first read and our write.
-        if (reads === 1) endpoint.state.policy = { etag: 'BwX9', bindings: [...endpoint.state.policy.bindings, { role: ROLE, members: ['user:alan@example.com'] }] };
+        if (reads === 1)
+          endpoint.state.policy = {
+            etag: 'BwX9',
+            bindings: [...endpoint.state.policy.bindings, { role: ROLE, members: ['user:alan@example.com'] }],
+          };
       },
     });
     server = endpoint.server;

@@ -7,7 +7,17 @@ import { type GaxiosOptions, type GaxiosResponse, request } from 'gaxios';
 import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { aborted, gcs, iam, iamReadModifyWrite, isTransient, retry, retryAfterMsOf, statusStringOf, timedOut } from '../../src/index.js';
-import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
+import {
+  failureOf,
+  isLoopback,
+  type LoopbackServer,
+  refusedUrl,
+  resetConnection,
+  sendGoogleError,
+  sendJson,
+  startHttpServer,
+  watchConnections,
+} from './loopback.js';
 
 function classify(error: unknown) {
   return {
@@ -131,7 +141,11 @@ describe('gaxios under retry()', () => {
     const url = `${server.url}/v1/projects/p/serviceAccounts`;
     const error = await failureOf(
       iamReadModifyWrite(
-        { read: async () => ({ accountId: 'sa' }), modify: (body) => body, write: (data, { signal }) => send({ url, method: 'POST', data, signal }) },
+        {
+          read: async () => ({ accountId: 'sa' }),
+          modify: (body) => body,
+          write: (data, { signal }) => send({ url, method: 'POST', data, signal }),
+        },
         fast,
       ),
     );
@@ -227,7 +241,11 @@ describe('gaxios 6 (as bundled by @google-cloud/storage 7): the error under `.er
 
   it('retry(…, gcs()) resends a timed-out objects.get until out of attempts', async () => {
     const error = await failureOf(
-      retry(() => send6({ url: `${server?.url}/o/object`, timeout: 20 }), { ...gcs({ operation: 'objects.get' }), ...fast, maxAttempts: 3 }),
+      retry(() => send6({ url: `${server?.url}/o/object`, timeout: 20 }), {
+        ...gcs({ operation: 'objects.get' }),
+        ...fast,
+        maxAttempts: 3,
+      }),
     );
     expect(error).toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 3 });
     expect(server?.requests.map((r) => r.url)).toEqual(['/o/object', '/o/object', '/o/object']);

@@ -80,7 +80,10 @@ async function scriptedGrpcServer(script: readonly Answer[], after: Answer = 'OK
   const stalled = new Promise<void>((resolve) => (onStalled = resolve));
   const stalledCallCancelled = new Promise<void>((resolve) => (onCancelled = resolve));
   server.addService(TEST_SERVICE, {
-    Echo(call: { on(event: 'cancelled', listener: () => void): void }, callback: (error: Partial<ServiceError> | null, value?: unknown) => void) {
+    Echo(
+      call: { on(event: 'cancelled', listener: () => void): void },
+      callback: (error: Partial<ServiceError> | null, value?: unknown) => void,
+    ) {
       const answer = script[calls.length] ?? after;
       calls.push(answer);
       if (answer === 'stall') {
@@ -107,7 +110,10 @@ interface EchoClient {
 /** A client of the loopback service, as a generated client is made: address, credentials, channel options. */
 function connect(address: string, options: ChannelOptions): EchoClient {
   const Constructor = makeGenericClientConstructor(TEST_SERVICE, 'Loopback');
-  return new Constructor(address, credentials.createInsecure(), { ...options, 'grpc.service_config': SERVICE_CONFIG }) as unknown as EchoClient;
+  return new Constructor(address, credentials.createInsecure(), {
+    ...options,
+    'grpc.service_config': SERVICE_CONFIG,
+  }) as unknown as EchoClient;
 }
 
 /** Tiny waits: these tests count calls, the waits themselves are tested with virtual time elsewhere. */
@@ -160,16 +166,19 @@ describe('the grpc-js recipe on loopback', () => {
     expect(server.calls).toHaveLength(9);
   });
 
-  it.each(['PERMISSION_DENIED', 'INVALID_ARGUMENT'] as const)('%s: rejects at once with the ServiceError itself, one call', async (code) => {
-    server = await scriptedGrpcServer([code]);
-    const echo = connect(server.address, channelOptions);
-    client = echo;
-    const error = await failureOf(retry((ctx) => unary(echo.Echo.bind(echo), {}, ctx), iam(fast)));
-    expect(error).toBeInstanceOf(Error);
-    expect(error).toMatchObject({ code: GrpcStatus[code], details: `loopback says ${code}` });
-    expect(isTransient(error)).toBe(false);
-    expect(server.calls).toHaveLength(1);
-  });
+  it.each(['PERMISSION_DENIED', 'INVALID_ARGUMENT'] as const)(
+    '%s: rejects at once with the ServiceError itself, one call',
+    async (code) => {
+      server = await scriptedGrpcServer([code]);
+      const echo = connect(server.address, channelOptions);
+      client = echo;
+      const error = await failureOf(retry((ctx) => unary(echo.Echo.bind(echo), {}, ctx), iam(fast)));
+      expect(error).toBeInstanceOf(Error);
+      expect(error).toMatchObject({ code: GrpcStatus[code], details: `loopback says ${code}` });
+      expect(isTransient(error)).toBe(false);
+      expect(server.calls).toHaveLength(1);
+    },
+  );
 
   it('the caller’s abort cancels the call in flight: the server sees it cancelled', async () => {
     server = await scriptedGrpcServer(['stall']);
@@ -187,7 +196,9 @@ describe('the grpc-js recipe on loopback', () => {
     server = await scriptedGrpcServer(['stall']);
     const echo = connect(server.address, channelOptions);
     client = echo;
-    await expect(retry((ctx) => unary(echo.Echo.bind(echo), {}, ctx), iam({ ...fast, attemptTimeoutMs: 100 }))).resolves.toEqual({ ok: true });
+    await expect(retry((ctx) => unary(echo.Echo.bind(echo), {}, ctx), iam({ ...fast, attemptTimeoutMs: 100 }))).resolves.toEqual({
+      ok: true,
+    });
     await server.stalledCallCancelled;
     expect(server.calls).toEqual(['stall', 'OK']);
   });

@@ -33,7 +33,13 @@ async function create(file: File, contents: Buffer | string, options: GcsCommonO
 // recipe:end
 
 /** What the server sends for a 200: the object resource of an upload, or the bytes of a download. */
-const OBJECT = { kind: 'storage#object', bucket: 'loopback-bucket', name: 'report.csv', generation: '1700000000000001', metageneration: '1' };
+const OBJECT = {
+  kind: 'storage#object',
+  bucket: 'loopback-bucket',
+  name: 'report.csv',
+  generation: '1700000000000001',
+  metageneration: '1',
+};
 
 /**
  * The object resource a server answers an upload of `contents` with: with the contents' CRC32C
@@ -95,7 +101,9 @@ describe('download (objects.get)', () => {
   it('with the client’s own retries on, one attempt is three requests', async () => {
     server = await scriptedServer([], 503, OBJECT);
     // Storage's defaults but for the wait between its retries (1 ms) and their number (2).
-    const error = await failureOf(download(fileOn(server, { retryOptions: { maxRetries: 2, maxRetryDelay: 0.001 } }), { ...fast, maxAttempts: 1 }));
+    const error = await failureOf(
+      download(fileOn(server, { retryOptions: { maxRetries: 2, maxRetryDelay: 0.001 } }), { ...fast, maxAttempts: 1 }),
+    );
     expect(error).toMatchObject({ reason: 'attempts', attempts: 1 });
     expect(server.requests).toHaveLength(3);
   });

@@ -10,7 +10,17 @@
 import { Storage } from '@google-cloud/storage';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gcs, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
-import { failureOf, isLoopback, type LoopbackServer, resetConnection, type SeenRequest, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
+import {
+  failureOf,
+  isLoopback,
+  type LoopbackServer,
+  resetConnection,
+  type SeenRequest,
+  sendGoogleError,
+  sendJson,
+  startHttpServer,
+  watchConnections,
+} from './loopback.js';
 
 /** What the server does with the next requests, in order; `'ok'` once the script runs out. */
 type Answer = 'ok' | 503 | 429 | 412 | 404 | 'reset' | 'drop';
@@ -93,7 +103,9 @@ describe('@google-cloud/storage errors, classified', () => {
 
   it('a Retry-After on the ApiError’s response is found', async () => {
     await server.close();
-    server = await startHttpServer((_seen, res) => sendGoogleError(res, 429, { reason: 'rateLimitExceeded', headers: { 'retry-after': '2' } }));
+    server = await startHttpServer((_seen, res) =>
+      sendGoogleError(res, 429, { reason: 'rateLimitExceeded', headers: { 'retry-after': '2' } }),
+    );
     const error = await failureOf(storage().bucket('loopback-bucket').getMetadata());
     expect(retryAfterMsOf(error)).toBe(2000);
   });

@@ -7,7 +7,16 @@
 // throws, and the attempt's signal cancelling the request in flight.
 import { Agent, errors, fetch, interceptors, request } from 'undici';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type FetchFunction, RetryError, type RetryFetchOptions, type RetryOptions, isTransient, retry, retryAfterMsOf, retryFetch } from '../../src/index.js';
+import {
+  type FetchFunction,
+  RetryError,
+  type RetryFetchOptions,
+  type RetryOptions,
+  isTransient,
+  retry,
+  retryAfterMsOf,
+  retryFetch,
+} from '../../src/index.js';
 import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
 import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
 

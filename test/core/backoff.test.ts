@@ -157,7 +157,7 @@ describe('computeDelay', () => {
   });
 });
 
-describe("computeDelay: additive jitter kept after the cap ({ additiveMs, afterCap: true })", () => {
+describe('computeDelay: additive jitter kept after the cap ({ additiveMs, afterCap: true })', () => {
   const google = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000 };
   const afterCap = { ...google, jitter: { additiveMs: 1000, afterCap: true } } as const;
 

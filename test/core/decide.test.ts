@@ -65,7 +65,10 @@ describe('decide', () => {
   it('gives up at once when the sleep would end at or past the deadline', () => {
     const options = { deadlineMs: 1000, backoff: { initialDelayMs: 400, jitter: 'none' as const } };
     expect(delayOf(decide(failure({ elapsedMs: 599 }), config(options)))).toBe(400);
-    expect(decide(failure({ elapsedMs: 600 }), config(options))).toMatchObject({ reason: 'deadline', error: { reason: 'deadline', elapsedMs: 600 } });
+    expect(decide(failure({ elapsedMs: 600 }), config(options))).toMatchObject({
+      reason: 'deadline',
+      error: { reason: 'deadline', elapsedMs: 600 },
+    });
     // A zero delay still costs one timer turn, a fractional one a whole millisecond.
     const zero = { deadlineMs: 10, backoff: { initialDelayMs: 0, jitter: 'none' as const } };
     expect(decide(failure({ elapsedMs: 10 - MIN_SLEEP_MS }), config(zero))).toMatchObject({ reason: 'deadline' });
@@ -102,12 +105,17 @@ describe('decide', () => {
 
   it('property: a server hint lengthens the wait, never shortens it', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 100_000 }), fc.double({ min: 0, max: 1, noNaN: true }), (attempt, hintMs, r) => {
-        const options = { deadlineMs: Infinity, maxAttempts: 100, rng: () => r };
-        const plain = delayOf(decide(failure({ attempt }), config(options)));
-        const withHint = delayOf(decide(failure({ attempt, error: hinted(hintMs) }), config(options)));
-        expect(withHint).toBe(Math.max(plain, hintMs));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (attempt, hintMs, r) => {
+          const options = { deadlineMs: Infinity, maxAttempts: 100, rng: () => r };
+          const plain = delayOf(decide(failure({ attempt }), config(options)));
+          const withHint = delayOf(decide(failure({ attempt, error: hinted(hintMs) }), config(options)));
+          expect(withHint).toBe(Math.max(plain, hintMs));
+        },
+      ),
     );
   });
 
@@ -132,7 +140,12 @@ describe('decide', () => {
 
   it('lets an rng or budget that throws throw (the loop settles the call with it)', () => {
     expect(() => decide(failure(), config({ rng: () => 2 }))).toThrow(/rng must return a number in \[0, 1\], got 2/);
-    const budget = { record() {}, canRetry: () => { throw new Error('budget broke'); } };
+    const budget = {
+      record() {},
+      canRetry: () => {
+        throw new Error('budget broke');
+      },
+    };
     expect(() => decide(failure(), config({ budget }))).toThrow('budget broke');
   });
 });

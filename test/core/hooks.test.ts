@@ -48,7 +48,9 @@ describe('onSuccess', () => {
 
   it('reports a first success as 1 attempt in 0 ms, and runs before the caller’s await resumes', async () => {
     const order: string[] = [];
-    const result = retry(async () => 7, { onSuccess: ({ attempts, elapsedMs, value }) => void order.push(`hook ${attempts} ${elapsedMs} ${value}`) });
+    const result = retry(async () => 7, {
+      onSuccess: ({ attempts, elapsedMs, value }) => void order.push(`hook ${attempts} ${elapsedMs} ${value}`),
+    });
     order.push(`caller ${await result}`);
     expect(order).toEqual(['hook 1 0 7', 'caller 7']);
   });
@@ -174,8 +176,12 @@ describe('hooks never change the outcome', () => {
   });
 
   it('accepts hooks only as functions', () => {
-    expect(() => retry(async () => 1, { onSuccess: 'log' as never })).toThrow(new TypeError('retry: options.onSuccess must be a function, got "log"'));
-    expect(() => retry(async () => 1, { onGiveUp: {} as never })).toThrow(new TypeError('retry: options.onGiveUp must be a function, got {}'));
+    expect(() => retry(async () => 1, { onSuccess: 'log' as never })).toThrow(
+      new TypeError('retry: options.onSuccess must be a function, got "log"'),
+    );
+    expect(() => retry(async () => 1, { onGiveUp: {} as never })).toThrow(
+      new TypeError('retry: options.onGiveUp must be a function, got {}'),
+    );
   });
 
   it('fire once per call of a withRetry-wrapped function', async () => {
@@ -216,7 +222,8 @@ describe('exactly one hook, exactly once, matching the outcome (property)', () =
             const event = onGiveUp.mock.calls[0]?.[0] as GiveUpEvent;
             expect(event.error).toBe(p.error);
             expect(event.reason === 'attempts' || event.reason === 'deadline').toBe(p.error instanceof RetryError);
-            if (p.error instanceof RetryError) expect(event).toMatchObject({ reason: p.error.reason, attempts: p.error.attempts, elapsedMs: p.error.elapsedMs });
+            if (p.error instanceof RetryError)
+              expect(event).toMatchObject({ reason: p.error.reason, attempts: p.error.attempts, elapsedMs: p.error.elapsedMs });
             if (event.reason === 'aborted') expect(event.error).toBe(controller.signal.reason);
           }
         },

@@ -2,7 +2,16 @@
 // backoff, deadline, budget and hooks; giving up rejects with a RetryError holding that value.
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { type AttemptContext, RetryError, type RetryEvent, computeDelay, createRetryBudget, iam, retry, withRetry } from '../../src/index.js';
+import {
+  type AttemptContext,
+  RetryError,
+  type RetryEvent,
+  computeDelay,
+  createRetryBudget,
+  iam,
+  retry,
+  withRetry,
+} from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
@@ -93,7 +102,9 @@ describe('retryOnResult', () => {
 
   it('tells onRetry the value it is retrying, with no error', async () => {
     const events: RetryEvent[] = [];
-    const p = track(retry(poll(running(1), finished).fn, { backoff: noJitter, retryOnResult: notDone, onRetry: (e) => void events.push(e) }));
+    const p = track(
+      retry(poll(running(1), finished).fn, { backoff: noJitter, retryOnResult: notDone, onRetry: (e) => void events.push(e) }),
+    );
     await clock.tickAsync(1000);
     expect(p.state).toBe('resolved');
     expect(events).toEqual([{ attempt: 1, error: undefined, value: running(1), delayMs: 1000, elapsedMs: 0 }]);
@@ -112,7 +123,9 @@ describe('retryOnResult', () => {
 
     let m = 0;
     const busy = httpError(503);
-    const q = track(retry(async () => (++m === 1 ? 0 : Promise.reject(busy)), { backoff: noJitter, maxAttempts: 2, retryOnResult: () => true }));
+    const q = track(
+      retry(async () => (++m === 1 ? 0 : Promise.reject(busy)), { backoff: noJitter, maxAttempts: 2, retryOnResult: () => true }),
+    );
     await clock.tickAsync(1000);
     expect(q.error).toMatchObject({ reason: 'attempts', cause: busy, value: undefined });
   });
@@ -135,7 +148,9 @@ describe('retryOnResult', () => {
   });
 
   it('is checked as a function', () => {
-    expect(() => retry(async () => 1, { retryOnResult: true as never })).toThrow(new TypeError('retry: options.retryOnResult must be a function, got true'));
+    expect(() => retry(async () => 1, { retryOnResult: true as never })).toThrow(
+      new TypeError('retry: options.retryOnResult must be a function, got true'),
+    );
   });
 
   it('types the predicate’s value as fn’s', async () => {
@@ -154,26 +169,31 @@ describe('retryOnResult', () => {
 
   it('waits exactly the backoff delays while polling (property: any policy, any number of polls)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 6 }), async (initialDelayMs, multiplier, polls) => {
-        const backoff = { initialDelayMs, multiplier, maxDelayMs: initialDelayMs * 8, jitter: 'none' } as const;
-        const start = Date.now();
-        const calls: number[] = [];
-        const p = track(
-          retry(
-            () => {
-              calls.push(Date.now() - start);
-              return calls.length;
-            },
-            { backoff, deadlineMs: Infinity, maxAttempts: 10, retryOnResult: (n) => n <= polls },
-          ),
-        );
-        await clock.tickAsync(200_000);
-        expect(p).toMatchObject({ state: 'resolved', value: polls + 1 });
-        let t = 0;
-        const expected = [0];
-        for (let n = 0; n < polls; n++) expected.push((t += computeDelay(n, backoff)));
-        expect(calls).toEqual(expected);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (initialDelayMs, multiplier, polls) => {
+          const backoff = { initialDelayMs, multiplier, maxDelayMs: initialDelayMs * 8, jitter: 'none' } as const;
+          const start = Date.now();
+          const calls: number[] = [];
+          const p = track(
+            retry(
+              () => {
+                calls.push(Date.now() - start);
+                return calls.length;
+              },
+              { backoff, deadlineMs: Infinity, maxAttempts: 10, retryOnResult: (n) => n <= polls },
+            ),
+          );
+          await clock.tickAsync(200_000);
+          expect(p).toMatchObject({ state: 'resolved', value: polls + 1 });
+          let t = 0;
+          const expected = [0];
+          for (let n = 0; n < polls; n++) expected.push((t += computeDelay(n, backoff)));
+          expect(calls).toEqual(expected);
+        },
+      ),
       { numRuns: 60 },
     );
   });

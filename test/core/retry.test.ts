@@ -1,6 +1,15 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, httpStatus, retry, RetryError, type RetryEvent, type RetryOptions, TimeoutError, isRetryError } from '../../src/index.js';
+import {
+  type AttemptContext,
+  httpStatus,
+  retry,
+  RetryError,
+  type RetryEvent,
+  type RetryOptions,
+  TimeoutError,
+  isRetryError,
+} from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
@@ -658,9 +667,7 @@ describe('retry(): regressions of issue 12 (no call can take another down; the d
         throw new Error('message getter');
       },
     });
-    const p = track(
-      retry(() => Promise.reject(hostile), { retryable: () => true, deadlineMs: 500, backoff: noJitter }),
-    );
+    const p = track(retry(() => Promise.reject(hostile), { retryable: () => true, deadlineMs: 500, backoff: noJitter }));
     await clock.tickAsync(0);
     expect(p.state).toBe('rejected');
     expect(p.error).toBeInstanceOf(RetryError);
@@ -678,12 +685,7 @@ describe('retry(): regressions of issue 12 (no call can take another down; the d
       }
     }
     let calls = 0;
-    const p = track(
-      retry(
-        () => (++calls === 1 ? Promise.reject(httpError(503)) : new SyncPromise('sync')),
-        { backoff: noJitter },
-      ),
-    );
+    const p = track(retry(() => (++calls === 1 ? Promise.reject(httpError(503)) : new SyncPromise('sync')), { backoff: noJitter }));
     await clock.tickAsync(1000);
     expect(p.value).toBe('sync');
     await clock.tickAsync(200_000); // past the deadline that was once left queued
@@ -764,19 +766,20 @@ describe('retry(): regressions of issue 12 (no call can take another down; the d
   });
 });
 
-
 const constant = (ms: number) => ({ initialDelayMs: ms, multiplier: 1, maxDelayMs: ms, jitter: 'none' }) as const;
 
 describe('RetryError messages', () => {
   it('say why the loop stopped, how many attempts it made, and the cause', () => {
     expect(new RetryError('deadline', 1, 0.4, new Error('boom')).message).toBe('gave up after 1 attempt in 0 ms (deadline reached): boom');
-    expect(new RetryError('budget', 2, 1500, new Error('busy')).message).toBe('gave up after 2 attempts in 1500 ms (retry budget exhausted): busy');
+    expect(new RetryError('budget', 2, 1500, new Error('busy')).message).toBe(
+      'gave up after 2 attempts in 1500 ms (retry budget exhausted): busy',
+    );
     expect(new RetryError('attempts', 3, 10, 'a string').message).toBe('gave up after 3 attempts in 10 ms (out of attempts)');
   });
 });
 
 describe('what fn returns', () => {
-  it('a value that is not a promise settles with one clock read (the call\'s) and no timer, whatever its type', async () => {
+  it("a value that is not a promise settles with one clock read (the call's) and no timer, whatever its type", async () => {
     const nowSpy = vi.spyOn(globalThis.performance, 'now');
     const timerSpy = vi.spyOn(globalThis, 'setTimeout');
     try {
@@ -812,9 +815,10 @@ describe('what fn returns', () => {
 
   it('a thenable that rejects (object or function) is a failed attempt, and retried', async () => {
     let calls = 0;
-    const objectThenable = (): PromiseLike<string> => ({
-      then: (resolve, reject) => (++calls === 1 ? reject?.(httpError(503)) : resolve?.('object')),
-    } as PromiseLike<string>);
+    const objectThenable = (): PromiseLike<string> =>
+      ({
+        then: (resolve, reject) => (++calls === 1 ? reject?.(httpError(503)) : resolve?.('object')),
+      }) as PromiseLike<string>;
     const p = track(retry(objectThenable, { backoff: constant(100) }));
     await clock.tickAsync(100);
     expect(p.value).toBe('object');
@@ -823,7 +827,8 @@ describe('what fn returns', () => {
     let fnCalls = 0;
     const functionThenable = (): PromiseLike<string> =>
       Object.assign(() => undefined, {
-        then: (resolve: (v: string) => void, reject: (e: unknown) => void) => (++fnCalls === 1 ? reject(httpError(503)) : resolve('function')),
+        then: (resolve: (v: string) => void, reject: (e: unknown) => void) =>
+          ++fnCalls === 1 ? reject(httpError(503)) : resolve('function'),
       }) as unknown as PromiseLike<string>;
     const q = track(retry(functionThenable, { backoff: constant(100) }));
     await clock.tickAsync(100);
@@ -928,7 +933,7 @@ describe('timeouts and the deadline', () => {
     expect(budget.record.mock.calls).toEqual([[false]]);
   });
 
-  it('asks the predicate about a timed-out attempt with that attempt\'s context', async () => {
+  it("asks the predicate about a timed-out attempt with that attempt's context", async () => {
     const seen: Array<Pick<AttemptContext, 'attempt' | 'elapsedMs' | 'remainingMs'>> = [];
     const p = track(
       retry(() => new Promise<never>(() => {}), {
@@ -966,7 +971,7 @@ describe('timeouts and the deadline', () => {
 });
 
 describe('the caller aborting from policy code', () => {
-  it('settles the call once when the predicate aborts the caller\'s signal: no sleep, no further attempt', async () => {
+  it("settles the call once when the predicate aborts the caller's signal: no sleep, no further attempt", async () => {
     const controller = new AbortController();
     const reason = new Error('stop');
     let calls = 0;
@@ -1019,7 +1024,9 @@ describe('a caller signal shared by several calls', () => {
   it('still aborts the calls that remain when one of them has ended', async () => {
     const controller = new AbortController();
     const reason = new Error('shutdown');
-    const quick = track(retry(() => new Promise<string>((resolve) => setTimeout(() => resolve('done'), 10)), { signal: controller.signal }));
+    const quick = track(
+      retry(() => new Promise<string>((resolve) => setTimeout(() => resolve('done'), 10)), { signal: controller.signal }),
+    );
     const slow = track(retry(() => new Promise<never>(() => {}), { signal: controller.signal }));
     await clock.tickAsync(10);
     expect(quick.value).toBe('done');
@@ -1064,8 +1071,14 @@ describe('options', () => {
     [{ attemptTimeoutMs: '100' }, 'retry: options.attemptTimeoutMs must be a number > 0, got "100"'],
     [{ signal: null }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got null'],
     [{ signal: {} }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}'],
-    [{ signal: { aborted: false } }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {"aborted":false}'],
-    [{ signal: { addEventListener() {} } }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}'],
+    [
+      { signal: { aborted: false } },
+      'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {"aborted":false}',
+    ],
+    [
+      { signal: { addEventListener() {} } },
+      'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}',
+    ],
     [{ budget: null }, 'retry: options.budget must come from createRetryBudget() (record, canRetry), got null'],
     [{ throttle: null }, 'retry: options.throttle must come from createAdaptiveThrottle() (admit, record, error), got null'],
   ])('refuses %j, naming it', (options, message) => {
@@ -1074,7 +1087,9 @@ describe('options', () => {
 
   it('refuses signals and budgets that are functions, however they are dressed', () => {
     const signalLike = Object.assign(() => undefined, { aborted: false, addEventListener() {}, removeEventListener() {} });
-    expect(() => retry(() => 1, { signal: signalLike as unknown as AbortSignal })).toThrow(/^retry: options\.signal must be an AbortSignal/);
+    expect(() => retry(() => 1, { signal: signalLike as unknown as AbortSignal })).toThrow(
+      /^retry: options\.signal must be an AbortSignal/,
+    );
     const budgetLike = Object.assign(() => undefined, { record() {}, canRetry: () => true });
     expect(() => retry(() => 1, { budget: budgetLike })).toThrow(/^retry: options\.budget must come from createRetryBudget\(\)/);
   });

@@ -1,7 +1,15 @@
 // Self-test of the fault server: the real global fetch against a real loopback socket, so each
 // fault is checked exactly as a client will meet it. Timeouts are real and therefore small.
 import { afterEach, describe, expect, it } from 'vitest';
-import { APPLIES_SIDE_EFFECT, FAULTS, mulberry32, startFaultServer, type Fault, type FaultServer, type FaultServerOptions } from './server.js';
+import {
+  APPLIES_SIDE_EFFECT,
+  FAULTS,
+  mulberry32,
+  startFaultServer,
+  type Fault,
+  type FaultServer,
+  type FaultServerOptions,
+} from './server.js';
 
 const started: FaultServer[] = [];
 afterEach(async () => {
@@ -194,7 +202,10 @@ describe('fault server: seeded mix', () => {
   async function faultsServed(seed: number, requests: number): Promise<Fault[]> {
     const server = await start({ faults: { seed, faultRate: 0.5, weights } });
     for (let i = 0; i < requests; i++) {
-      await call(server, `m${i}`).then((res) => res.arrayBuffer(), () => undefined);
+      await call(server, `m${i}`).then(
+        (res) => res.arrayBuffer(),
+        () => undefined,
+      );
     }
     return server.stats().history.map((entry) => entry.fault);
   }

@@ -24,17 +24,7 @@ import { seededRandom } from '../../bench/sim/random.js';
  * - `'hang'`: no answer, connection kept open until the client gives up or the server closes.
  * - `'slow-headers'`: a normal 200, sent only after `slowHeadersMs`.
  */
-export type Fault =
-  | 'ok'
-  | '500'
-  | '502'
-  | '503'
-  | '504'
-  | '429'
-  | 'reset-before-response'
-  | 'reset-mid-body'
-  | 'hang'
-  | 'slow-headers';
+export type Fault = 'ok' | '500' | '502' | '503' | '504' | '429' | 'reset-before-response' | 'reset-mid-body' | 'hang' | 'slow-headers';
 
 /** Every fault, in a fixed order (the order the seeded mix walks its weights in). */
 export const FAULTS: readonly Fault[] = [

@@ -28,14 +28,7 @@ import { systemCodeOf } from '../../src/classify/error-shape.js';
 import type { RetryFetchOptions } from '../../src/fetch/fetch-options.js';
 import { retryFetch } from '../../src/fetch/retry-fetch.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
-import {
-  APPLIES_SIDE_EFFECT,
-  FAULTS,
-  type Fault,
-  type FaultServer,
-  type FaultServerOptions,
-  startFaultServer,
-} from './server.js';
+import { APPLIES_SIDE_EFFECT, FAULTS, type Fault, type FaultServer, type FaultServerOptions, startFaultServer } from './server.js';
 
 const CONCURRENCY = 50;
 const FAULT_RATE = 0.3;

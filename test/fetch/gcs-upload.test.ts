@@ -15,15 +15,22 @@ afterEach(async () => {
 async function session(name = 'obj.bin'): Promise<{ tb: Testbench; uri: string }> {
   const tb = await startTestbench();
   benches.push(tb);
-  const uri = await gcsStartResumableUpload({ bucket: 'bucket', name, token: 't0ken', baseUrl: tb.base, contentType: 'application/octet-stream' });
+  const uri = await gcsStartResumableUpload({
+    bucket: 'bucket',
+    name,
+    token: 't0ken',
+    baseUrl: tb.base,
+    contentType: 'application/octet-stream',
+  });
   return { tb, uri };
 }
 
 /** Every PUT after the session started: its Content-Range and how many bytes it carried. */
-const puts = (tb: Testbench) => tb.seen.filter((s) => s.method === 'PUT').map((s) => ({ range: s.headers['content-range'], bytes: s.bodyBytes }));
+const puts = (tb: Testbench) =>
+  tb.seen.filter((s) => s.method === 'PUT').map((s) => ({ range: s.headers['content-range'], bytes: s.bodyBytes }));
 
 describe('gcsResumableUpload on loopback', () => {
-  it('starts a session with two calls\' worth of input: POST uploadType=resumable, bearer token, Location back', async () => {
+  it("starts a session with two calls' worth of input: POST uploadType=resumable, bearer token, Location back", async () => {
     const { tb, uri } = await session('dir/a b.txt');
     const post = tb.seen[0];
     expect(post?.method).toBe('POST');
@@ -136,7 +143,9 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
 
   it('rejects with GcsUploadError "protocol" when a 308 names bytes past the end', async () => {
     const fn: typeof fetch = async () => new Response(null, { status: 308, headers: { range: 'bytes=0-999' } });
-    const error = (await gcsResumableUpload('http://x.test/s', new Uint8Array(10), { ...quick, fetch: fn }).catch((e: unknown) => e)) as GcsUploadError;
+    const error = (await gcsResumableUpload('http://x.test/s', new Uint8Array(10), { ...quick, fetch: fn }).catch(
+      (e: unknown) => e,
+    )) as GcsUploadError;
     expect(error).toBeInstanceOf(GcsUploadError);
     expect(error.reason).toBe('protocol');
     expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
@@ -148,7 +157,9 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
       calls++;
       return new Response('forbidden', { status: 403 });
     };
-    const error = (await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn, ...quick }).catch((e: unknown) => e)) as HttpStatusError;
+    const error = (await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn, ...quick }).catch(
+      (e: unknown) => e,
+    )) as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error.status).toBe(403);
     expect(calls).toBe(1);

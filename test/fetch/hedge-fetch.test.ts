@@ -140,6 +140,8 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { signal: 1 } as never })).toThrow(
       'retryFetch: unknown option hedge.signal',
     );
-    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: 5 as never })).toThrow('retryFetch: options.hedge must be an object, got 5');
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: 5 as never })).toThrow(
+      'retryFetch: options.hedge must be an object, got 5',
+    );
   });
 });

@@ -124,4 +124,7 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** Real-time options: 1 ms waits, so loopback tests are fast. */
-export const quick: RetryFetchOptions = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' }, deadlineMs: 10_000 };
+export const quick: RetryFetchOptions = {
+  backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' },
+  deadlineMs: 10_000,
+};

@@ -4,7 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/index.js';
 import { type AttemptContext, type RetryEvent } from '../../src/types.js';
 import { startFaultServer } from '../faults/server.js';
-import { closedPort, closeServersAfterEach, quick, rejection, reply, type Scripted, scriptedServer, type Seen, servers } from './loopback.js';
+import {
+  closedPort,
+  closeServersAfterEach,
+  quick,
+  rejection,
+  reply,
+  type Scripted,
+  scriptedServer,
+  type Seen,
+  servers,
+} from './loopback.js';
 
 closeServersAfterEach();
 

@@ -21,7 +21,7 @@ describe('retryFetch on loopback: responses it does not return are cancelled, fr
     // the client reads it or cancels it; cancelling closes the connection.
     await eventually(
       () => server.seen[0]!.socketClosedAt !== undefined && server.seen[1]!.socketClosedAt !== undefined,
-      'both 503s\' connections closed',
+      "both 503s' connections closed",
     );
     expect(server.openSockets()).toBeLessThanOrEqual(1);
   });
@@ -30,7 +30,7 @@ describe('retryFetch on loopback: responses it does not return are cancelled, fr
     const server = await scriptedServer([bigReply(503), bigReply(503)]);
     const res = await retryFetch(server.url, undefined, { ...quick, maxAttempts: 2 });
     expect(res.status).toBe(503);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the first 503\'s connection closed');
+    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, "the first 503's connection closed");
     expect(server.seen[1]!.socketClosedAt).toBeUndefined();
     expect((await res.arrayBuffer()).byteLength).toBe(BIG);
   });
@@ -39,14 +39,18 @@ describe('retryFetch on loopback: responses it does not return are cancelled, fr
     const server = await scriptedServer([bigReply(503)]);
     const controller = new AbortController();
     const reason = new Error('caller gave up');
-    const call = retryFetch(server.url, { signal: controller.signal }, {
-      ...quick,
-      backoff: { initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitter: 'none' },
-      deadlineMs: 120_000,
-      onRetry: () => setTimeout(() => controller.abort(reason), 20),
-    });
+    const call = retryFetch(
+      server.url,
+      { signal: controller.signal },
+      {
+        ...quick,
+        backoff: { initialDelayMs: 60_000, multiplier: 1, maxDelayMs: 60_000, jitter: 'none' },
+        deadlineMs: 120_000,
+        onRetry: () => setTimeout(() => controller.abort(reason), 20),
+      },
+    );
     expect(await rejection(call)).toBe(reason);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the held 503\'s connection closed');
+    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, "the held 503's connection closed");
     expect(queueState()).toEqual({ queued: 0, timerArmed: false });
   });
 });
@@ -58,12 +62,12 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     const res = await retryFetch(server.url, undefined, { ...quick, attemptTimeoutMs: 150 });
     expect(await res.text()).toBe('second try');
     const hung = server.seen[0]!;
-    await eventually(() => hung.socketClosedAt !== undefined, 'the hung request\'s socket closed');
+    await eventually(() => hung.socketClosedAt !== undefined, "the hung request's socket closed");
     // Aborting the attempt destroys its connection at once: no waiting for a keep-alive timer.
     expect(hung.socketClosedAt! - started).toBeLessThan(150 + 500);
   });
 
-  it('rejects with the caller\'s reason at once when init.signal aborts during an attempt, and closes the socket', async () => {
+  it("rejects with the caller's reason at once when init.signal aborts during an attempt, and closes the socket", async () => {
     const server = await scriptedServer([hang]);
     const controller = new AbortController();
     const reason = new Error('stop');
@@ -71,7 +75,7 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     await eventually(() => server.seen.length === 1, 'the request arrived');
     controller.abort(reason);
     expect(await rejection(call)).toBe(reason);
-    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, 'the aborted request\'s socket closed', 500);
+    await eventually(() => server.seen[0]!.socketClosedAt !== undefined, "the aborted request's socket closed", 500);
   });
 
   it('sends nothing when the caller aborts (options.signal) in the same tick as the call', async () => {
@@ -126,7 +130,7 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(collected).toBeGreaterThanOrEqual(190);
   });
 
-  it('takes a Request\'s own signal as the caller\'s', async () => {
+  it("takes a Request's own signal as the caller's", async () => {
     const server = await scriptedServer([hang]);
     const controller = new AbortController();
     const call = retryFetch(new Request(server.url, { signal: controller.signal }), undefined, quick);
@@ -135,7 +139,7 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(((await rejection(call)) as Error).message).toBe('via the Request');
   });
 
-  it('keeps the caller\'s signal on the returned response: aborting it stops the body', async () => {
+  it("keeps the caller's signal on the returned response: aborting it stops the body", async () => {
     const server = await scriptedServer([
       (res) => {
         res.writeHead(200, { 'content-type': 'text/plain' });

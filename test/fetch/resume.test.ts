@@ -31,7 +31,8 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** Every GET the server saw: its Range header (or null) and the bytes it sent back. */
-const gets = (tb: Testbench) => tb.seen.filter((s) => s.method === 'GET').map((s) => ({ range: s.headers.range ?? null, sent: s.sentBytes }));
+const gets = (tb: Testbench) =>
+  tb.seen.filter((s) => s.method === 'GET').map((s) => ({ range: s.headers.range ?? null, sent: s.sentBytes }));
 
 describe('retryFetch resumes a broken download on loopback', () => {
   it('conformance scenario 8 (downloads_handle_complex_retries, return-broken-stream-after-256K): resumes with Range: bytes=262144-', async () => {
@@ -271,7 +272,7 @@ describe('retryFetch resume in virtual time', () => {
     expect(text.value).toBe('a'.repeat(20));
   });
 
-  it('stops at once when the caller aborts during a resume\'s backoff: the body fails with the reason, nothing sent', async () => {
+  it("stops at once when the caller aborts during a resume's backoff: the body fails with the reason, nothing sent", async () => {
     let calls = 0;
     const fn: typeof fetch = async () => {
       calls++;
@@ -339,7 +340,10 @@ describe('retryFetch resume: what a resumed answer must be (injected fetch, real
     };
     return { fn, seen, urls };
   }
-  const partial = (headers: Record<string, string>, status = 206) => () => new Response('b'.repeat(10), { status, headers });
+  const partial =
+    (headers: Record<string, string>, status = 206) =>
+    () =>
+      new Response('b'.repeat(10), { status, headers });
 
   it.each([
     ['starts elsewhere', { 'content-range': 'bytes 0-19/20' }],
@@ -371,7 +375,10 @@ describe('retryFetch resume: what a resumed answer must be (injected fetch, real
   });
 
   it('retries a 503 to the resume request like any retryable answer; a 404 fails the body with its HttpStatusError', async () => {
-    const ok = script({ etag: '"v1"' }, [() => new Response('busy', { status: 503 }), partial({ 'content-range': 'bytes 10-19/20', etag: '"v1"' })]);
+    const ok = script({ etag: '"v1"' }, [
+      () => new Response('busy', { status: 503 }),
+      partial({ 'content-range': 'bytes 10-19/20', etag: '"v1"' }),
+    ]);
     const res = await retryFetch('http://x.test/o', { headers: { 'x-kept': 'yes' } }, { ...quick, fetch: ok.fn });
     expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
     expect(ok.seen.map((h) => h.get('range'))).toEqual([null, 'bytes=10-', 'bytes=10-']);

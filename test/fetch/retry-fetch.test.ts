@@ -62,7 +62,7 @@ describe('retryFetch on loopback: what it resolves and rejects with', () => {
     expect(((error as RetryError).cause as Error).message).toBe('fetch failed');
   });
 
-  it('rejects with fetch\'s own TypeError for an invalid URL, at once', async () => {
+  it("rejects with fetch's own TypeError for an invalid URL, at once", async () => {
     let calls = 0;
     const counting: typeof fetch = (input, init) => {
       calls++;
@@ -74,7 +74,7 @@ describe('retryFetch on loopback: what it resolves and rejects with', () => {
   });
   // Regression (issue 12, defect 6): a redirect loop was retried until the deadline, 21
   // requests an attempt (~800 requests in 2 s); so were a redirect to ftp: and a blocked port.
-  it('rejects at once with fetch\'s TypeError when the failure would repeat: redirect loop, ftp: redirect, bad port', async () => {
+  it("rejects at once with fetch's TypeError when the failure would repeat: redirect loop, ftp: redirect, bad port", async () => {
     const requests: string[] = [];
     const loop = createServer((req, res) => {
       requests.push(req.url ?? '');
@@ -112,13 +112,17 @@ describe('retryFetch on loopback: the retry policy sees an HttpStatusError', () 
   it('carries status, method and the response with its headers, readable by the error readers', async () => {
     const server = await scriptedServer([reply(404, 'not yet', { 'retry-after': '0', 'x-trace': 't-1' })]);
     const seen: unknown[] = [];
-    const res = await retryFetch(server.url, { method: 'DELETE' }, {
-      ...quick,
-      retryable: (error) => {
-        seen.push(error);
-        return httpStatus(404)(error);
+    const res = await retryFetch(
+      server.url,
+      { method: 'DELETE' },
+      {
+        ...quick,
+        retryable: (error) => {
+          seen.push(error);
+          return httpStatus(404)(error);
+        },
       },
-    });
+    );
     expect(res.status).toBe(200);
     const error = seen[0] as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
@@ -225,7 +229,11 @@ describe('retryFetch: options', () => {
     const port = await closedPort();
     const refused: unknown[] = [];
     const error = await rejection(
-      retryFetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' }, { ...quick, maxAttempts: 2, idempotent: (_c, e) => (refused.push(e), false) }),
+      retryFetch(
+        `http://127.0.0.1:${port}/`,
+        { method: 'POST', body: 'x' },
+        { ...quick, maxAttempts: 2, idempotent: (_c, e) => (refused.push(e), false) },
+      ),
     );
     // Resent although the caller's rule says no: the connection was refused, nothing was sent.
     expect(error).toMatchObject({ reason: 'attempts', attempts: 2 });
@@ -258,13 +266,17 @@ describe('retryFetch: options', () => {
   it('calls options.fetch instead of the global fetch', async () => {
     const server = await scriptedServer([reply(503)]);
     const inits: RequestInit[] = [];
-    const res = await retryFetch(server.url, { method: 'PUT', body: 'b' }, {
-      ...quick,
-      fetch: (input, init) => {
-        inits.push(init!);
-        return fetch(input, init);
+    const res = await retryFetch(
+      server.url,
+      { method: 'PUT', body: 'b' },
+      {
+        ...quick,
+        fetch: (input, init) => {
+          inits.push(init!);
+          return fetch(input, init);
+        },
       },
-    });
+    );
     expect(res.status).toBe(200);
     expect(inits).toHaveLength(2);
     expect(inits.every((init) => init.signal instanceof AbortSignal && init.method === 'PUT' && init.body === 'b')).toBe(true);
@@ -310,7 +322,11 @@ describe('retryFetch: options', () => {
     [{ idempotent: 'yes' }, TypeError, 'retryFetch: options.idempotent must be a boolean or a function, got "yes"'],
     [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {}'],
     // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
-    [{ signal: { aborted: false, addEventListener() {} } }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}'],
+    [
+      { signal: { aborted: false, addEventListener() {} } },
+      TypeError,
+      'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}',
+    ],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
     [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge, resume)'],
@@ -391,7 +407,7 @@ describe('retryFetch in virtual time', () => {
 
   // Regression (issue 12): measured against the local clock, the hint lay an hour away, past
   // the deadline, and the 429 was returned at once.
-  it('Retry-After as an HTTP-date is measured against the response\'s Date: a server an hour ahead asking for 2 s gets 2 s', async () => {
+  it("Retry-After as an HTTP-date is measured against the response's Date: a server an hour ahead asking for 2 s gets 2 s", async () => {
     const serverNow = 3_600_000; // the virtual clock starts at 0; the server's is an hour ahead
     const headers = { date: new Date(serverNow).toUTCString(), 'retry-after': new Date(serverNow + 2000).toUTCString() };
     const { fn, calls } = scriptedFetch([() => new Response('slow down', { status: 429, headers })]);
@@ -486,7 +502,7 @@ describe('retryFetch in virtual time', () => {
     expect(calls[1]!.signal.reason).toBe((call.error as RetryError).cause);
   });
 
-  it('counts fetch\'s own setup time against the deadline, even for many calls started at once', async () => {
+  it("counts fetch's own setup time against the deadline, even for many calls started at once", async () => {
     // A fetch whose synchronous setup takes 2 ms (simulated by moving the clock), then hangs.
     const slowStart = ((_input: string | URL | Request, init?: RequestInit) => {
       clock.tick(2);
@@ -546,7 +562,7 @@ describe('retryFetch in virtual time', () => {
     expect(late.state.cancelledAt).toBe(5000);
   });
 
-  it('the caller\'s abort during the wait rejects at once with its reason and cancels the held response', async () => {
+  it("the caller's abort during the wait rejects at once with its reason and cancels the held response", async () => {
     const first = tracked(503);
     const { fn } = scriptedFetch([() => first.response]);
     const controller = new AbortController();
@@ -574,7 +590,10 @@ describe('retryFetch with an injected fetch: edges', () => {
     return { fn, calls };
   }
 
-  const status = (code: number, headers: Record<string, string> = {}) => () => new Response(`status ${code}`, { status: code, headers });
+  const status =
+    (code: number, headers: Record<string, string> = {}) =>
+    () =>
+      new Response(`status ${code}`, { status: code, headers });
   const fast = { initialDelayMs: 10, multiplier: 1, maxDelayMs: 10, jitter: 'none' } as const;
 
   async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -640,7 +659,11 @@ describe('retryFetch with an injected fetch: edges', () => {
 
     it('does not take a blank Idempotency-Key (Unicode space only) as one', async () => {
       const { fn, calls } = scriptedFetch([status(503)]);
-      const res = await retryFetch('http://x.test/', { method: 'POST', body: '{}', headers: { 'idempotency-key': '\u00a0' } }, { fetch: fn, backoff: fast });
+      const res = await retryFetch(
+        'http://x.test/',
+        { method: 'POST', body: '{}', headers: { 'idempotency-key': '\u00a0' } },
+        { fetch: fn, backoff: fast },
+      );
       expect(res.status).toBe(503);
       expect(calls).toHaveLength(1);
     });
@@ -664,7 +687,7 @@ describe('retryFetch with an injected fetch: edges', () => {
     });
   });
 
-  describe('retryFetch: the caller\'s two signals', () => {
+  describe("retryFetch: the caller's two signals", () => {
     it.each(['init', 'options'] as const)('sends nothing when the %s signal has already aborted', async (which) => {
       const { fn, calls } = scriptedFetch([]);
       const reason = new Error(`aborted before the call via ${which}`);
@@ -680,8 +703,8 @@ describe('retryFetch with an injected fetch: edges', () => {
     });
   });
 
-  describe('retryFetch: the returned response and the caller\'s signal', () => {
-    it('adds no listener to the caller\'s signal for a response without a body', async () => {
+  describe("retryFetch: the returned response and the caller's signal", () => {
+    it("adds no listener to the caller's signal for a response without a body", async () => {
       const { fn } = scriptedFetch([() => new Response(null, { status: 204 })]);
       const controller = new AbortController();
       const res = await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
@@ -689,7 +712,7 @@ describe('retryFetch with an injected fetch: edges', () => {
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
 
-    it('leaves no listener on the caller\'s signal once it has aborted', async () => {
+    it("leaves no listener on the caller's signal once it has aborted", async () => {
       const { fn } = scriptedFetch([]);
       const controller = new AbortController();
       await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
@@ -698,7 +721,7 @@ describe('retryFetch with an injected fetch: edges', () => {
       expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
     });
 
-    it('aborts the response\'s fetch when the caller aborted just as it arrived', async () => {
+    it("aborts the response's fetch when the caller aborted just as it arrived", async () => {
       const { fn, calls } = scriptedFetch([]);
       const controller = new AbortController();
       const reason = new Error('gone');
@@ -734,15 +757,18 @@ describe('retryFetch with an injected fetch: edges', () => {
   });
 
   describe('retryFetch in a runtime without parts of the fetch API', () => {
-    it.each(['FinalizationRegistry', 'WeakRef'])('without %s, returns responses (the caller\'s signal then stops only the call)', async (name) => {
-      vi.stubGlobal(name, undefined);
-      vi.resetModules();
-      const fresh = await import('../../src/fetch/retry-fetch.js');
-      const { fn } = scriptedFetch([]);
-      const controller = new AbortController();
-      const res = await fresh.retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
-      expect(await res.text()).toBe('ok');
-    });
+    it.each(['FinalizationRegistry', 'WeakRef'])(
+      "without %s, returns responses (the caller's signal then stops only the call)",
+      async (name) => {
+        vi.stubGlobal(name, undefined);
+        vi.resetModules();
+        const fresh = await import('../../src/fetch/retry-fetch.js');
+        const { fn } = scriptedFetch([]);
+        const controller = new AbortController();
+        const res = await fresh.retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
+        expect(await res.text()).toBe('ok');
+      },
+    );
 
     it('without Request, takes a URL string', async () => {
       vi.stubGlobal('Request', undefined);
@@ -788,9 +814,7 @@ describe('retryFetch with an injected fetch: edges', () => {
     });
 
     it('applies maxRetryAfterMs to responses only: a network error asking for longer is still retried', async () => {
-      const { fn, calls } = scriptedFetch([
-        () => Promise.reject(Object.assign(new TypeError('fetch failed'), { retryAfterMs: 5000 })),
-      ]);
+      const { fn, calls } = scriptedFetch([() => Promise.reject(Object.assign(new TypeError('fetch failed'), { retryAfterMs: 5000 }))]);
       const call = track(retryFetch('http://x.test/', undefined, { fetch: fn, backoff: fast, maxRetryAfterMs: 1000 }));
       await clock.tickAsync(5000);
       expect(calls).toHaveLength(2);

@@ -416,7 +416,9 @@ describe('hedge(): options', () => {
     expect(() => createHedger({ percentile: 1.5 })).toThrow('options.percentile');
     expect(() => createHedger({ windowSize: 2.5 })).toThrow('createHedger: options.windowSize must be an integer in [1, 10000], got 2.5');
     expect(() => createHedger({ minDelayMs: -1 })).toThrow('options.minDelayMs must be a finite number >= 0, got -1');
-    expect(() => createHedger({ minDelayMs: 50, maxDelayMs: 10 })).toThrow('options.maxDelayMs must be a finite number >= minDelayMs (50), got 10');
+    expect(() => createHedger({ minDelayMs: 50, maxDelayMs: 10 })).toThrow(
+      'options.maxDelayMs must be a finite number >= minDelayMs (50), got 10',
+    );
     expect(() => createHedger({ maxExtraLoad: 2 })).toThrow('options.maxExtraLoad must be a number in [0, 1], got 2');
     expect(() => createHedger({ maxExtraLoad: '5%' as never })).toThrow('got "5%"');
     expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');

@@ -50,25 +50,21 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
 
   it('property: the probability follows the formula for any k and any outcomes', () => {
     fc.assert(
-      fc.property(
-        fc.double({ min: 1, max: 10, noNaN: true }),
-        fc.array(fc.boolean(), { maxLength: 200 }),
-        (k, outcomes) => {
-          const throttle = createAdaptiveThrottle({ k, rng: never });
-          let requests = 0;
-          let accepts = 0;
-          for (const accepted of outcomes) {
-            const expected = Math.max(0, (requests - k * accepts) / (requests + 1));
-            expect(throttle.rejectionProbability()).toBeCloseTo(expected, 12);
-            expect(throttle.admit()).toBe(true); // the draw is never below p < 1
-            requests++;
-            throttle.record(accepted);
-            if (accepted) accepts++;
-            expect(throttle.requests).toBe(requests);
-            expect(throttle.accepts).toBe(accepts);
-          }
-        },
-      ),
+      fc.property(fc.double({ min: 1, max: 10, noNaN: true }), fc.array(fc.boolean(), { maxLength: 200 }), (k, outcomes) => {
+        const throttle = createAdaptiveThrottle({ k, rng: never });
+        let requests = 0;
+        let accepts = 0;
+        for (const accepted of outcomes) {
+          const expected = Math.max(0, (requests - k * accepts) / (requests + 1));
+          expect(throttle.rejectionProbability()).toBeCloseTo(expected, 12);
+          expect(throttle.admit()).toBe(true); // the draw is never below p < 1
+          requests++;
+          throttle.record(accepted);
+          if (accepted) accepts++;
+          expect(throttle.requests).toBe(requests);
+          expect(throttle.accepts).toBe(accepts);
+        }
+      }),
     );
   });
 
@@ -182,29 +178,26 @@ describe('createAdaptiveThrottle: the window, on the core clock', () => {
 
   it('property: counts equal the events of the last windowMs, to one slice', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), accepted: fc.boolean() }), { maxLength: 100 }),
-        (events) => {
-          const windowMs = 12_000;
-          const slice = windowMs / 60;
-          const throttle = createAdaptiveThrottle({ windowMs, rng: never });
-          const log: Array<{ at: number; accepted: boolean }> = [];
-          for (const { gap, accepted } of events) {
-            clock.tick(gap);
-            throttle.admit();
-            throttle.record(accepted);
-            log.push({ at: clock.now, accepted });
-          }
-          const t = clock.now;
-          const sliceOf = (ms: number) => Math.floor(ms / slice);
-          const inWindow = log.filter((e) => sliceOf(t) - sliceOf(e.at) < 60);
-          expect(throttle.requests).toBe(inWindow.length);
-          expect(throttle.accepts).toBe(inWindow.filter((e) => e.accepted).length);
-          // Nothing older than windowMs counts, nothing younger than windowMs − slice is lost.
-          expect(inWindow.every((e) => t - e.at < windowMs)).toBe(true);
-          expect(log.filter((e) => t - e.at <= windowMs - slice).length).toBeLessThanOrEqual(inWindow.length);
-        },
-      ),
+      fc.property(fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5000 }), accepted: fc.boolean() }), { maxLength: 100 }), (events) => {
+        const windowMs = 12_000;
+        const slice = windowMs / 60;
+        const throttle = createAdaptiveThrottle({ windowMs, rng: never });
+        const log: Array<{ at: number; accepted: boolean }> = [];
+        for (const { gap, accepted } of events) {
+          clock.tick(gap);
+          throttle.admit();
+          throttle.record(accepted);
+          log.push({ at: clock.now, accepted });
+        }
+        const t = clock.now;
+        const sliceOf = (ms: number) => Math.floor(ms / slice);
+        const inWindow = log.filter((e) => sliceOf(t) - sliceOf(e.at) < 60);
+        expect(throttle.requests).toBe(inWindow.length);
+        expect(throttle.accepts).toBe(inWindow.filter((e) => e.accepted).length);
+        // Nothing older than windowMs counts, nothing younger than windowMs − slice is lost.
+        expect(inWindow.every((e) => t - e.at < windowMs)).toBe(true);
+        expect(log.filter((e) => t - e.at <= windowMs - slice).length).toBeLessThanOrEqual(inWindow.length);
+      }),
       { numRuns: 50 },
     );
   });

@@ -5,7 +5,15 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type BackoffPolicy, RetryError, type RetryEvent, computeDelay, createRetryBudget, retry, retryAfterMsOf } from '../../src/index.js';
+import {
+  type BackoffPolicy,
+  RetryError,
+  type RetryEvent,
+  computeDelay,
+  createRetryBudget,
+  retry,
+  retryAfterMsOf,
+} from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { installClock } from '../helpers/clock.js';
 
@@ -66,7 +74,10 @@ const outcomeArb: fc.Arbitrary<Outcome> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('late-value' as const), latencyMs: fc.integer({ min: 0, max: 20_000 }) }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('caller-abort' as const), then: fc.constantFrom('throw' as const, 'value' as const, 'hang' as const) }),
+    arbitrary: fc.record({
+      kind: fc.constant('caller-abort' as const),
+      then: fc.constantFrom('throw' as const, 'value' as const, 'hang' as const),
+    }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('sync-then' as const), fails: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('throwing-then' as const) }) },

@@ -46,7 +46,11 @@ export function useVirtualClock(): InstalledClock {
 }
 
 /** Observes a promise without handling it for anyone else: its state is read synchronously. */
-export function track<T>(promise: Promise<T>): { readonly state: 'pending' | 'resolved' | 'rejected'; readonly value?: T; readonly error?: unknown } {
+export function track<T>(promise: Promise<T>): {
+  readonly state: 'pending' | 'resolved' | 'rejected';
+  readonly value?: T;
+  readonly error?: unknown;
+} {
   const box: { state: 'pending' | 'resolved' | 'rejected'; value?: T; error?: unknown } = { state: 'pending' };
   promise.then(
     (value) => {

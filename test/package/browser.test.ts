@@ -101,7 +101,10 @@ describe('in headless Chromium', () => {
         await page.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
         let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the page reported nothing within 10 s; page errors: ${pageErrors.join('; ') || 'none'}`)), 10_000);
+          timer = setTimeout(
+            () => reject(new Error(`the page reported nothing within 10 s; page errors: ${pageErrors.join('; ') || 'none'}`)),
+            10_000,
+          );
         });
         return await Promise.race([received, timedOut]).finally(() => clearTimeout(timer));
       });

@@ -25,8 +25,7 @@ export const IN_CI = process.env.CI !== undefined && !['', '0', 'false'].include
 
 /** Why a test that needs Chromium cannot run here. */
 export const MISSING_CHROMIUM =
-  `headless Chromium not found at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium); ` +
-  '.ci/run installs it in CI.';
+  `headless Chromium not found at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium); ` + '.ci/run installs it in CI.';
 
 /** Whether Chromium is installed. */
 export function hasChromium(): boolean {

@@ -24,10 +24,12 @@ const fastFail = { maxAttempts: 2, backoff: { initialDelayMs: 1, maxDelayMs: 1, 
 
 /** The RetryError a copy's retry() gives up with. */
 async function gaveUp(copy: Tenacious): Promise<unknown> {
-  return copy.retry(() => Promise.reject(Object.assign(new Error('busy'), { status: 503 })), fastFail).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
+  return copy
+    .retry(() => Promise.reject(Object.assign(new Error('busy'), { status: 503 })), fastFail)
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
 }
 
 describe('the ESM and the CommonJS build loaded side by side', () => {

@@ -83,14 +83,7 @@ describe('npm pack in a fresh clone', () => {
 
   it('builds before packing (prepack), so the tarball holds both builds, their declarations and the command', () => {
     expect(packed).toEqual(
-      expect.arrayContaining([
-        'package.json',
-        'dist/index.js',
-        'dist/index.cjs',
-        'dist/index.d.ts',
-        'dist/index.d.cts',
-        'dist/cli.js',
-      ]),
+      expect.arrayContaining(['package.json', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/cli.js']),
     );
   });
 });

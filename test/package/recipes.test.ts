@@ -158,7 +158,14 @@ describe('the code blocks of the documentation', () => {
 
   it('reads the README sections and the docs pages (the check is not vacuous)', () => {
     const sources = new Set(snippets.map((s) => s.source));
-    for (const doc of ['docs/readme/intro.md', 'docs/readme/core.md', 'docs/readme/fetch.md', 'docs/recipes.md', 'docs/retry-fetch.md', 'docs/fleet.md']) {
+    for (const doc of [
+      'docs/readme/intro.md',
+      'docs/readme/core.md',
+      'docs/readme/fetch.md',
+      'docs/recipes.md',
+      'docs/retry-fetch.md',
+      'docs/fleet.md',
+    ]) {
       expect(sources, doc).toContain(doc);
     }
   });
@@ -168,10 +175,10 @@ describe('the code blocks of the documentation', () => {
     const unlabelled = documents()
       .filter((path) => basename(path) !== 'BENCHMARKS.md')
       .flatMap((path) =>
-      fencesOf(readFileSync(path, 'utf8'))
-        .filter((fence) => fence.language === '')
-        .map((fence) => `${relative(ROOT, path)}:${fence.line}`),
-    );
+        fencesOf(readFileSync(path, 'utf8'))
+          .filter((fence) => fence.language === '')
+          .map((fence) => `${relative(ROOT, path)}:${fence.line}`),
+      );
     expect(unlabelled).toEqual([]);
   });
 
@@ -180,7 +187,19 @@ describe('the code blocks of the documentation', () => {
       .filter((s) => s.source === relative(ROOT, RECIPES))
       .map((s) => s.code)
       .join('\n');
-    for (const needle of ["from 'gaxios'", "from '@google-cloud/storage'", "from '@grpc/grpc-js'", "from '@opentelemetry/api'", "from 'undici'", "from 'got'", "from 'ky'", "from 'axios'", 'retryFetch(', 'AbortSignal', 'onRetry']) {
+    for (const needle of [
+      "from 'gaxios'",
+      "from '@google-cloud/storage'",
+      "from '@grpc/grpc-js'",
+      "from '@opentelemetry/api'",
+      "from 'undici'",
+      "from 'got'",
+      "from 'ky'",
+      "from 'axios'",
+      'retryFetch(',
+      'AbortSignal',
+      'onRetry',
+    ]) {
       expect(all, needle).toContain(needle);
     }
   });

@@ -47,10 +47,7 @@ describe('the packed tarball', () => {
   });
 
   it('has no runtime dependencies, and installing it installs nothing else', async () => {
-    const manifest = JSON.parse(await readFile(join(consumer, 'node_modules/tenacious/package.json'), 'utf8')) as Record<
-      string,
-      unknown
-    >;
+    const manifest = JSON.parse(await readFile(join(consumer, 'node_modules/tenacious/package.json'), 'utf8')) as Record<string, unknown>;
     for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']) {
       expect(Object.keys((manifest[field] as object | undefined) ?? {}), field).toEqual([]);
     }

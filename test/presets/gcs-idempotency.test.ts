@@ -156,9 +156,7 @@ describe('gcsIdempotency', () => {
   });
 
   it('lists the methods of a known resource when no single name is close', () => {
-    expect(() => gcsIdempotency(loose('notifications.create'))).toThrow(
-      /notifications has get, list, delete, insert/,
-    );
+    expect(() => gcsIdempotency(loose('notifications.create'))).toThrow(/notifications has get, list, delete, insert/);
   });
 
   it.each(['', 'frobnicate', 'objects.watchAll', 'channels.stop', 'toString', '__proto__', 'constructor'])(
@@ -475,7 +473,9 @@ describe('unknown Cloud Storage operations', () => {
   it('drop the storage. and projects. prefixes only at the start', () => {
     expect(messageOf(() => gcsIdempotency('storage.objects.get' as never))).toMatch(/did you mean objects\.get\?$/);
     expect(messageOf(() => gcsIdempotency('projects.hmacKeys.create' as never))).toMatch(/did you mean hmacKeys\.create\?$/);
-    expect(messageOf(() => gcsIdempotency('xstorage.objects.get' as never))).toBe(`Unknown Cloud Storage operation "xstorage.objects.get": ${generic}`);
+    expect(messageOf(() => gcsIdempotency('xstorage.objects.get' as never))).toBe(
+      `Unknown Cloud Storage operation "xstorage.objects.get": ${generic}`,
+    );
     expect(messageOf(() => gcsIdempotency('myprojects.hmacKeys.create' as never))).toBe(
       `Unknown Cloud Storage operation "myprojects.hmacKeys.create": ${generic}`,
     );

@@ -1,6 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { type BackoffPolicy, GCS_OPERATIONS, GrpcStatus, type GrpcStatusName, RetryError, type RetryOptions, TimeoutError, computeDelay, gcs, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet, retry } from '../../src/index.js';
+import {
+  type BackoffPolicy,
+  GCS_OPERATIONS,
+  GrpcStatus,
+  type GrpcStatusName,
+  RetryError,
+  type RetryOptions,
+  TimeoutError,
+  computeDelay,
+  gcs,
+  gcsIdempotency,
+  gcsIsIdempotent,
+  gcsPreconditionMet,
+  retry,
+} from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
@@ -137,7 +151,11 @@ describe('gcs(): whether the request may be resent', () => {
     [{ idempotent: 'yes' }, TypeError, /^gcs: options\.idempotent must be a boolean or a function, got "yes"$/],
     [{ operation: 'objects.get', maxDelayMs: -5 }, RangeError, /^gcs: options\.maxDelayMs must be a finite number > 0/],
     [{ operation: 'objects.get', deadlineMs: -5 }, RangeError, /^gcs: options\.deadlineMs must be a number > 0/],
-    [{ operation: 'objects.get', operaton: 'x' }, TypeError, /^gcs: unknown option "operaton" .*; gcs\(\) also takes operation, preconditions, strategy, maxDelayMs$/],
+    [
+      { operation: 'objects.get', operaton: 'x' },
+      TypeError,
+      /^gcs: unknown option "operaton" .*; gcs\(\) also takes operation, preconditions, strategy, maxDelayMs$/,
+    ],
     [{ operation: 'objects.get', backoff: { jitter: 'lots' } }, TypeError, /^gcs: options\.backoff\.jitter must be/],
     ['objects.get', TypeError, /^gcs: options must be an object, got "objects\.get"$/],
   ])('rejects %o at the call', (options, type, message) => {
@@ -199,7 +217,13 @@ function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
 
 describe('gcs(), gcsIdempotency(): only own fields are options or preconditions', () => {
   it('ignores options set on Object.prototype', () => {
-    const fields = { operation: 'objects.get', strategy: 'always', idempotent: true, preconditions: { ifGenerationMatch: 0 }, maxDelayMs: 5000 };
+    const fields = {
+      operation: 'objects.get',
+      strategy: 'always',
+      idempotent: true,
+      preconditions: { ifGenerationMatch: 0 },
+      maxDelayMs: 5000,
+    };
     const dirty = polluted(fields, () => ({
       bare: (() => {
         try {
@@ -232,7 +256,10 @@ describe('gcs(), gcsIdempotency(): only own fields are options or preconditions'
     [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be an object, got a Map$/],
     [() => gcs(['objects.get'] as never), /^gcs: options must be an object, got \["objects\.get"\]$/],
     [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be an object, got a Map$/],
-    [() => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never), /^Cloud Storage preconditions must be an object, got a Map$/],
+    [
+      () => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never),
+      /^Cloud Storage preconditions must be an object, got a Map$/,
+    ],
     [() => gcsIdempotency('objects.insert', [0] as never), /^Cloud Storage preconditions must be an object, got \[0\]$/],
   ])('refuses arrays and Maps as options or preconditions (%#)', (call, message) => {
     expect(call).toThrow(TypeError);
@@ -259,10 +286,13 @@ describe('gcs() in virtual time', () => {
     const starts: number[] = [];
     const busy = apiError(503, 'backendError');
     const p = track(
-      retry(() => {
-        starts.push(Date.now() / 1000);
-        return Promise.reject(busy);
-      }, gcs({ operation: 'objects.get', rng: () => 0 })),
+      retry(
+        () => {
+          starts.push(Date.now() / 1000);
+          return Promise.reject(busy);
+        },
+        gcs({ operation: 'objects.get', rng: () => 0 }),
+      ),
     );
     await clock.tickAsync(600_000);
     // Waits 1, 2, 4, …, 32, then 64 s each; 575 + 64 > 600, so the attempt at 575 s is the last.

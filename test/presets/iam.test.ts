@@ -1,6 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, type BackoffPolicy, GrpcStatus, type GrpcStatusName, RetryError, type RetryOptions, TimeoutError, computeDelay, iam, iamReadModifyWrite, anyOf, gcs, httpStatus, retry } from '../../src/index.js';
+import {
+  type AttemptContext,
+  type BackoffPolicy,
+  GrpcStatus,
+  type GrpcStatusName,
+  RetryError,
+  type RetryOptions,
+  TimeoutError,
+  computeDelay,
+  iam,
+  iamReadModifyWrite,
+  anyOf,
+  gcs,
+  httpStatus,
+  retry,
+} from '../../src/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
@@ -109,12 +124,20 @@ describe('iam(): the values of the IAM retry guidance', () => {
     [{ maxDelayMs: Number.NaN }, RangeError, /iam: options\.maxDelayMs .* got NaN/],
     [{ maxDelayMs: '32000' }, RangeError, /iam: options\.maxDelayMs .* got "32000"/],
     [{ maxDelayMs: 500 }, RangeError, /^iam: options\.backoff\.maxDelayMs must be .* >= initialDelayMs \(1000\), got 500$/],
-    [{ maxDelayMs: 32_000, backoff: { maxDelayMs: 64_000 } }, TypeError, /iam: options\.maxDelayMs \(32000\) and options\.backoff\.maxDelayMs \(64000\) disagree/],
+    [
+      { maxDelayMs: 32_000, backoff: { maxDelayMs: 64_000 } },
+      TypeError,
+      /iam: options\.maxDelayMs \(32000\) and options\.backoff\.maxDelayMs \(64000\) disagree/,
+    ],
     [{ deadlineMs: 0 }, RangeError, /^iam: options\.deadlineMs must be a number > 0/],
     [{ deadlineMs: '300s' }, RangeError, /^iam: options\.deadlineMs .* got "300s"/],
     [{ deadlineMs: Number.POSITIVE_INFINITY }, RangeError, /iam: options\.maxAttempts and options\.deadlineMs are both Infinity/],
     [{ retryNotFound: 'yes' }, TypeError, /^iam: options\.retryNotFound must be a boolean, got "yes"$/],
-    [{ retryNotFound: true, retryable: () => true }, TypeError, /iam: options\.retryNotFound has no effect when options\.retryable is given/],
+    [
+      { retryNotFound: true, retryable: () => true },
+      TypeError,
+      /iam: options\.retryNotFound has no effect when options\.retryable is given/,
+    ],
     [{ retryNotFund: true }, TypeError, /^iam: unknown option "retryNotFund" .*; iam\(\) also takes retryNotFound, maxDelayMs$/],
     [{ maxAttempt: 3 }, TypeError, /^iam: unknown option "maxAttempt"/],
     [{ backoff: { initial: 5 } }, TypeError, /^iam: options\.backoff\.initial is not a backoff option/],
@@ -133,8 +156,9 @@ describe('iam(): the values of the IAM retry guidance', () => {
     const mine = (): boolean => true;
     // @ts-expect-error the caller's predicate replaces the preset's: the flag would do nothing
     expect(() => iam({ retryNotFound: true, retryable: mine })).toThrow(TypeError);
+    const steps = { read: async () => 1, modify: (n: number) => n, write: async () => 2 };
     // @ts-expect-error the same for iamReadModifyWrite
-    expect(() => iamReadModifyWrite({ read: async () => 1, modify: (n) => n, write: async () => 2 }, { retryNotFound: false, retryable: mine })).toThrow(TypeError);
+    expect(() => iamReadModifyWrite(steps, { retryNotFound: false, retryable: mine })).toThrow(TypeError);
     expect(iam({ retryable: mine, maxAttempts: 2 }).retryable).toBe(mine);
     expect(iam({ retryNotFound: true, maxAttempts: 2 }).maxAttempts).toBe(2);
   });
@@ -252,7 +276,9 @@ describe('iam() and gcs(): the random part of Google’s formula scales with the
 
   it('keeps the 1 s random part when only the cap or other fields change', () => {
     expect(iam({ maxDelayMs: 64_000 }).backoff.jitter).toEqual({ additiveMs: 1000 });
-    expect(gcs({ operation: 'objects.get', backoff: { multiplier: 3, initialDelayMs: 1000 } }).backoff.jitter).toEqual({ additiveMs: 1000 });
+    expect(gcs({ operation: 'objects.get', backoff: { multiplier: 3, initialDelayMs: 1000 } }).backoff.jitter).toEqual({
+      additiveMs: 1000,
+    });
     expect(iam({ backoff: { initialDelayMs: 2000, jitter: 'equal' } }).backoff.jitter).toBe('equal');
   });
 
@@ -340,10 +366,7 @@ describe('iam() and iamReadModifyWrite() in virtual time', () => {
   });
 
   it('reruns on gRPC ABORTED and on the iam() transient errors of any step', async () => {
-    const read = vi
-      .fn<(ctx: AttemptContext) => Promise<string>>()
-      .mockRejectedValueOnce(grpc('UNAVAILABLE'))
-      .mockResolvedValue('v');
+    const read = vi.fn<(ctx: AttemptContext) => Promise<string>>().mockRejectedValueOnce(grpc('UNAVAILABLE')).mockResolvedValue('v');
     const write = vi
       .fn<(next: string) => Promise<string>>()
       .mockRejectedValueOnce(grpc('ABORTED'))
@@ -430,7 +453,9 @@ describe('iam() and iamReadModifyWrite() in virtual time', () => {
 
   it('throws synchronously for bad steps or options, before any step runs', () => {
     const read = vi.fn(async () => 1);
-    expect(() => iamReadModifyWrite(null as never)).toThrow(/iamReadModifyWrite: steps must be an object \{ read, modify, write \}, got null/);
+    expect(() => iamReadModifyWrite(null as never)).toThrow(
+      /iamReadModifyWrite: steps must be an object \{ read, modify, write \}, got null/,
+    );
     expect(() => iamReadModifyWrite({ read, modify: (v: number) => v } as never)).toThrow(
       /iamReadModifyWrite: steps\.write must be a function, got undefined/,
     );
@@ -456,7 +481,9 @@ const messageOf = (call: () => unknown): string => {
 describe('iam() and iamReadModifyWrite()', () => {
   it('refuse a backoff of null, and a jitter of null, by what they are', () => {
     expect(messageOf(() => iam({ backoff: null as never }))).toBe('iam: options.backoff must be an object, got null');
-    expect(messageOf(() => iam({ backoff: { jitter: null as never } }))).toMatch(/^iam: options\.backoff\.jitter must be 'none', 'full', 'equal'/);
+    expect(messageOf(() => iam({ backoff: { jitter: null as never } }))).toMatch(
+      /^iam: options\.backoff\.jitter must be 'none', 'full', 'equal'/,
+    );
   });
 
   it('say steps must be an object when they are not', () => {

@@ -7,7 +7,7 @@ import { iam } from '../../src/presets/iam.js';
 
 describe('the shared presets', () => {
   // They are constants, validated by the first retry() that gets them rather than at import.
-  it('pass retry()\'s validation as they are, and are the same object call after call', () => {
+  it("pass retry()'s validation as they are, and are the same object call after call", () => {
     const presets = [iam(), iam({ retryNotFound: true }), gcs({ operation: 'objects.get' }), gcs({ operation: 'objects.insert' })];
     for (const preset of presets) {
       expect(Object.isFrozen(preset)).toBe(true);
@@ -20,7 +20,7 @@ describe('the shared presets', () => {
 });
 
 describe('preset option errors', () => {
-  it('re-issue only retry()\'s own TypeError/RangeError; anything else a check meets passes through as it is', () => {
+  it("re-issue only retry()'s own TypeError/RangeError; anything else a check meets passes through as it is", () => {
     const boom = new Error('budget getter exploded');
     const budget = {
       get record(): never {

@@ -255,7 +255,10 @@ describe('many concurrent calls, cancelled in any order', () => {
             failures: fc.integer({ min: 0, max: 4 }),
             // Even delays and odd cancel times: no call succeeds and aborts in the same millisecond.
             delayMs: fc.integer({ min: 1, max: 500 }).map((n) => 2 * n),
-            cancelAtMs: fc.option(fc.integer({ min: 0, max: 1200 }).map((n) => 2 * n + 1), { nil: undefined }),
+            cancelAtMs: fc.option(
+              fc.integer({ min: 0, max: 1200 }).map((n) => 2 * n + 1),
+              { nil: undefined },
+            ),
           }),
           { minLength: 1, maxLength: 60 },
         ),
@@ -265,16 +268,13 @@ describe('many concurrent calls, cancelled in any order', () => {
           const controllers = calls.map(() => new AbortController());
           calls.forEach((call, i) => {
             let attempt = 0;
-            const fn = (_ctx: AttemptContext) =>
-              ++attempt <= call.failures ? Promise.reject(httpError(503)) : Promise.resolve(i);
+            const fn = (_ctx: AttemptContext) => (++attempt <= call.failures ? Promise.reject(httpError(503)) : Promise.resolve(i));
             retry(fn, { backoff: constant(call.delayMs), signal: controllers[i]?.signal }).then(
               (value) => (settled[i] = { at: Date.now(), value }),
               (error: unknown) => (settled[i] = { at: Date.now(), error }),
             );
           });
-          const cancels = [...new Set(calls.flatMap((c) => (c.cancelAtMs === undefined ? [] : [c.cancelAtMs])))].sort(
-            (a, b) => a - b,
-          );
+          const cancels = [...new Set(calls.flatMap((c) => (c.cancelAtMs === undefined ? [] : [c.cancelAtMs])))].sort((a, b) => a - b);
           for (const at of cancels) {
             await clock.tickAsync(at - clock.now);
             expect(clock.countTimers()).toBeLessThanOrEqual(1);
@@ -460,7 +460,10 @@ describe('unref: waits that do not keep the process alive', () => {
   it('refs the timer exactly while a queued item is not unref, whatever the order of scheduling and removal', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ unref: fc.boolean(), dueAt: fc.integer({ min: 1, max: 10_000 }), removeAt: fc.nat() }), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.record({ unref: fc.boolean(), dueAt: fc.integer({ min: 1, max: 10_000 }), removeAt: fc.nat() }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         (specs) => {
           clock = installClock();
           const lastTimer = timerHandles();
@@ -475,7 +478,9 @@ describe('unref: waits that do not keep the process alive', () => {
               schedule(item, (specs[i] as { dueAt: number }).dueAt);
               check();
             });
-            const order = [...items.keys()].sort((a, b) => (specs[a] as { removeAt: number }).removeAt - (specs[b] as { removeAt: number }).removeAt);
+            const order = [...items.keys()].sort(
+              (a, b) => (specs[a] as { removeAt: number }).removeAt - (specs[b] as { removeAt: number }).removeAt,
+            );
             for (const i of order) {
               unschedule(items[i] as Timed);
               check();
@@ -505,7 +510,9 @@ describe('unref: waits that do not keep the process alive', () => {
     `;
     // The child would wait a minute for the unref'd call's sleep if that kept it alive; the
     // test's own timeout (20 s) fails the test long before.
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      timeout: 15_000,
+    });
     expect(JSON.parse(stdout.trim())).toEqual({ unrefd: 'pending', refd: 'resolved' });
   });
 });

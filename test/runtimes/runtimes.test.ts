@@ -150,10 +150,7 @@ async function runWorkerd(): Promise<Outcome> {
           .find((message) => message.event === 'listen');
         if (listen !== undefined) resolve(listen.port);
       });
-      exited.then(
-        ({ code, stderr }) => reject(new Error(`workerd exited (${code}) before listening: ${stderr}`)),
-        reject,
-      );
+      exited.then(({ code, stderr }) => reject(new Error(`workerd exited (${code}) before listening: ${stderr}`)), reject);
     });
     const query = new URLSearchParams({ base: harness.origin, id: 'workerd' });
     const response = await fetch(`http://127.0.0.1:${port}/?${query}`, { signal: AbortSignal.timeout(RUN_LIMIT_MS) });
@@ -275,24 +272,28 @@ const TIMED: Array<[string, (cases: typeof EXPECTED) => number, number, number]>
 // timing-sensitive tests that vitest runs alongside (the fault-server soak) miss their bounds.
 describe('the smoke suite, on the built package', () => {
   for (const target of TARGETS) {
-    it(`under ${target.name}`, async (ctx) => {
-      if (target.binary.missing !== undefined) {
-        if (IN_CI) throw new Error(`${target.binary.missing} In CI (CI=${process.env.CI}) every runtime must run.`);
-        // Outside CI a machine without this runtime still runs the rest of the suite.
-        console.warn(`runtime smoke test skipped (${target.name}): ${target.binary.missing}`);
-        ctx.skip(target.binary.missing);
-      }
-      const outcome = await target.run();
-      const { report, stderr } = outcome;
-      expect(report.failed).toBeUndefined();
-      expect(report.cases).toEqual(EXPECTED);
-      const cases = report.cases as typeof EXPECTED;
-      for (const [what, read, atLeast, below] of TIMED) {
-        expect(read(cases), `${what} (ms)`).toBeGreaterThanOrEqual(atLeast);
-        expect(read(cases), `${what} (ms)`).toBeLessThan(below);
-      }
-      expect(stderr, 'what the runtime printed on stderr').toBe('');
-      target.check?.(outcome);
-    }, RUN_LIMIT_MS + 10_000);
+    it(
+      `under ${target.name}`,
+      async (ctx) => {
+        if (target.binary.missing !== undefined) {
+          if (IN_CI) throw new Error(`${target.binary.missing} In CI (CI=${process.env.CI}) every runtime must run.`);
+          // Outside CI a machine without this runtime still runs the rest of the suite.
+          console.warn(`runtime smoke test skipped (${target.name}): ${target.binary.missing}`);
+          ctx.skip(target.binary.missing);
+        }
+        const outcome = await target.run();
+        const { report, stderr } = outcome;
+        expect(report.failed).toBeUndefined();
+        expect(report.cases).toEqual(EXPECTED);
+        const cases = report.cases as typeof EXPECTED;
+        for (const [what, read, atLeast, below] of TIMED) {
+          expect(read(cases), `${what} (ms)`).toBeGreaterThanOrEqual(atLeast);
+          expect(read(cases), `${what} (ms)`).toBeLessThan(below);
+        }
+        expect(stderr, 'what the runtime printed on stderr').toBe('');
+        target.check?.(outcome);
+      },
+      RUN_LIMIT_MS + 10_000,
+    );
   }
 });

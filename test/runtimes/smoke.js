@@ -14,10 +14,13 @@ const TINY = { initialDelayMs: 2, multiplier: 2, maxDelayMs: 8, jitter: 'none' }
 const httpError = (response) => Object.assign(new Error(`HTTP ${response.status}`), { status: response.status, response });
 const never = () => new Promise(() => {});
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
+const settle = (promise) =>
+  promise.then(
+    (value) => ({ value }),
+    (error) => ({ error }),
+  );
 const elapsedSince = (started) => Math.round(performance.now() - started);
-const describeError = (error) =>
-  error instanceof Error ? `${error.name}: ${error.message}` : `${typeof error}: ${String(error)}`;
+const describeError = (error) => (error instanceof Error ? `${error.name}: ${error.message}` : `${typeof error}: ${String(error)}`);
 
 /**
  * Runs every case against `lib` (the package's exports) and the server at `base`; resolves with a

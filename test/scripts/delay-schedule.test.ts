@@ -15,7 +15,12 @@ const policy: fc.Arbitrary<BackoffPolicy> = fc
     extra: fc.integer({ min: 0, max: 100_000 }),
     jitter,
   })
-  .map(({ initialDelayMs, multiplier, extra, jitter: j }) => ({ initialDelayMs, multiplier, maxDelayMs: initialDelayMs + extra, jitter: j }));
+  .map(({ initialDelayMs, multiplier, extra, jitter: j }) => ({
+    initialDelayMs,
+    multiplier,
+    maxDelayMs: initialDelayMs + extra,
+    jitter: j,
+  }));
 
 describe('sampleSchedule', () => {
   it('keeps every retry within the delays the extreme rng values give, in order min <= median <= max', () => {
@@ -43,7 +48,11 @@ describe('sampleSchedule', () => {
   it('with many runs, reaches the extremes and the middle of the jitter range', () => {
     const google: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
     const rows = sampleSchedule(google, 7, 10_001, seededRandom(7));
-    const expected = [0, 1, 2, 3, 4, 5, 6].map((n) => [computeDelay(n, google, () => 0), computeDelay(n, google, () => 0.5), computeDelay(n, google, () => 1)]);
+    const expected = [0, 1, 2, 3, 4, 5, 6].map((n) => [
+      computeDelay(n, google, () => 0),
+      computeDelay(n, google, () => 0.5),
+      computeDelay(n, google, () => 1),
+    ]);
     for (const [n, row] of rows.entries()) {
       const [low, middle, high] = expected[n] as [number, number, number];
       expect(row.min).toBeCloseTo(low, -1); // within 5 ms

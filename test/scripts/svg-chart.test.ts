@@ -51,11 +51,30 @@ describe('renderChart', () => {
     const svg = renderChart({
       ...backoff,
       shadeX: [{ from: 0, to: 1.5, label: 'outage 0–1.5' }],
-      series: [...(backoff.series ?? []), { name: 'p90', points: [[1, 150], [5, 1800]], dashed: true }],
+      series: [
+        ...(backoff.series ?? []),
+        {
+          name: 'p90',
+          points: [
+            [1, 150],
+            [5, 1800],
+          ],
+          dashed: true,
+        },
+      ],
     });
     checkWellFormed(svg);
     expect(svg).toContain('fill="#fff"');
-    for (const text of ['Full jitter, base 100 ms, cap 2 s', 'retry number', 'delay (ms)', 'min..max', 'median', 'p90', 'cap 2 s', 'outage 0–1.5']) {
+    for (const text of [
+      'Full jitter, base 100 ms, cap 2 s',
+      'retry number',
+      'delay (ms)',
+      'min..max',
+      'median',
+      'p90',
+      'cap 2 s',
+      'outage 0–1.5',
+    ]) {
       expect(svg).toContain(`>${text}</text>`);
     }
   });
@@ -66,7 +85,16 @@ describe('renderChart', () => {
       title: evil,
       xLabel: evil,
       yLabel: evil,
-      series: [{ name: evil, points: [[0, 1], [1, 2]], color: '"><script>' }],
+      series: [
+        {
+          name: evil,
+          points: [
+            [0, 1],
+            [1, 2],
+          ],
+          color: '"><script>',
+        },
+      ],
       hLines: [{ y: 1, label: evil }],
     });
     checkWellFormed(svg);
@@ -89,7 +117,16 @@ describe('renderChart', () => {
       title: 't',
       xLabel: 'x',
       yLabel: 'y',
-      series: [{ name: 's', points: [[0, -13], [1, 437], [2, 88]] }],
+      series: [
+        {
+          name: 's',
+          points: [
+            [0, -13],
+            [1, 437],
+            [2, 88],
+          ],
+        },
+      ],
       formatY: String,
     });
     const values = yTickLabels(svg).map((t) => Number(t.label));
@@ -108,7 +145,16 @@ describe('renderChart', () => {
       xLabel: 'x',
       yLabel: 'y',
       yLog: true,
-      series: [{ name: 's', points: [[0, 1], [1, 30], [2, 100]] }],
+      series: [
+        {
+          name: 's',
+          points: [
+            [0, 1],
+            [1, 30],
+            [2, 100],
+          ],
+        },
+      ],
       formatY: String,
     });
     const y = new Map(yTickLabels(svg).map((t) => [t.label, t.y]));
@@ -125,23 +171,42 @@ describe('renderChart', () => {
       yLabel: 'y',
       series: [
         { name: 'ok', points: [[0, 1]] },
-        { name: 'retry storm', points: [[0, 1], [1, 2], [2, y]] },
+        {
+          name: 'retry storm',
+          points: [
+            [0, 1],
+            [1, 2],
+            [2, y],
+          ],
+        },
       ],
     });
     expect(() => renderChart(spec(Number.NaN))).toThrow(/series "retry storm" point at index 2: y is not a finite/);
     expect(() => renderChart(spec(Infinity))).toThrow(/"retry storm".*index 2/);
-    expect(() =>
-      renderChart({ title: 't', xLabel: 'x', yLabel: 'y', bands: [{ name: 'b', points: [[0, 1, Number.NaN]] }] }),
-    ).toThrow(/band "b" point at index 0: high/);
+    expect(() => renderChart({ title: 't', xLabel: 'x', yLabel: 'y', bands: [{ name: 'b', points: [[0, 1, Number.NaN]] }] })).toThrow(
+      /band "b" point at index 0: high/,
+    );
   });
 
   it('rejects empty data and non-positive values on a log axis', () => {
     const base = { title: 't', xLabel: 'x', yLabel: 'y' };
     expect(() => renderChart(base)).toThrow(/no series or bands/);
     expect(() => renderChart({ ...base, series: [{ name: 'empty', points: [] }] })).toThrow(/series "empty" has no points/);
-    expect(() => renderChart({ ...base, yLog: true, series: [{ name: 'z', points: [[0, 1], [1, 0]] }] })).toThrow(
-      /series "z" point at index 1: y must be > 0/,
-    );
+    expect(() =>
+      renderChart({
+        ...base,
+        yLog: true,
+        series: [
+          {
+            name: 'z',
+            points: [
+              [0, 1],
+              [1, 0],
+            ],
+          },
+        ],
+      }),
+    ).toThrow(/series "z" point at index 1: y must be > 0/);
   });
 
   it('handles a flat single-point series', () => {
@@ -182,7 +247,14 @@ describe('ticks', () => {
 
   it('formats compactly', () => {
     expect([0, 0.25, 12.345, 999.7, 1500, 2_000_000, -2500, 3e9].map((v) => formatCompact(v))).toEqual([
-      '0', '0.25', '12.3', '1k', '1.5k', '2M', '-2.5k', '3G',
+      '0',
+      '0.25',
+      '12.3',
+      '1k',
+      '1.5k',
+      '2M',
+      '-2.5k',
+      '3G',
     ]);
   });
 });
