@@ -4,17 +4,17 @@
  *
  * @packageDocumentation
  */
-export { type BackoffPolicy, type Jitter } from './types.js';
+export type { BackoffPolicy, Jitter } from './types.js';
 export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
-export {
-  type AttemptContext,
-  type AttemptThrottle,
-  type GiveUpEvent,
-  type GiveUpReason,
-  type RetryBudget,
-  type RetryEvent,
-  type RetryOptions,
-  type SuccessEvent,
+export type {
+  AttemptContext,
+  AttemptThrottle,
+  GiveUpEvent,
+  GiveUpReason,
+  RetryBudget,
+  RetryEvent,
+  RetryOptions,
+  SuccessEvent,
 } from './types.js';
 export { type RetryErrorReason, RetryError, TimeoutError, isRetryError } from './errors.js';
 export { retry, withRetry } from './core/retry.js';
@@ -44,7 +44,7 @@ export {
   isTransient,
   not,
 } from './classify/predicates.js';
-export { type RetryPredicate } from './types.js';
+export type { RetryPredicate } from './types.js';
 export type { PresetRetryOptions } from './presets/preset.js';
 export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
 export {
@@ -66,7 +66,7 @@ export {
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './fleet/budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, createAdaptiveThrottle } from './fleet/throttle.js';
 export { HttpStatusError, ThrottledError } from './errors.js';
-export { type FetchFunction, type RetryFetchOptions } from './fetch/fetch-options.js';
+export type { FetchFunction, RetryFetchOptions } from './fetch/fetch-options.js';
 export { retryFetch } from './fetch/retry-fetch.js';
 export { ResumeError, type ResumeErrorReason } from './fetch/resume.js';
 export {

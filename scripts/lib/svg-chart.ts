@@ -131,7 +131,7 @@ export function niceTicks(min: number, max: number, count = 5, fixed = { min: fa
  * domain is widened to whole decades. Both ends must be > 0.
  */
 export function logTicks(min: number, max: number, fixed = { min: false, max: false }): Ticks {
-  let lo = Math.floor(Math.log10(min) + 1e-9);
+  const lo = Math.floor(Math.log10(min) + 1e-9);
   let hi = Math.ceil(Math.log10(max) - 1e-9);
   if (lo === hi) hi += 1;
   const domainMin = fixed.min ? min : pow10(lo);
@@ -406,7 +406,7 @@ export function renderChart(spec: ChartSpec): string {
   out.push('</g>');
 
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 // Loops rather than Math.min(...values): spreading a very long series overflows the call stack.

@@ -9,7 +9,7 @@
 import { describe } from '../util/check.js';
 import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
 import { optionsBag } from '../presets/preset.js';
-import { type AttemptContext } from '../types.js';
+import type { AttemptContext } from '../types.js';
 import { retry } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { HttpStatusError } from '../errors.js';

@@ -8,10 +8,10 @@ import { unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { describe } from '../util/check.js';
 import { hedge } from '../fleet/hedge.js';
 import { notSent } from '../classify/not-sent.js';
-import { type RetryPredicate } from '../types.js';
+import type { RetryPredicate } from '../types.js';
 import { isTransient } from '../classify/predicates.js';
 import { DEFAULT_DEADLINE_MS } from '../core/options.js';
-import { type AttemptContext } from '../types.js';
+import type { AttemptContext } from '../types.js';
 import { RetryError } from '../errors.js';
 import { retry } from '../core/retry.js';
 import { steadyNow } from '../runtime/clock.js';
@@ -184,7 +184,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
         const elapsedMs = steadyNow() - startedAt;
         const deadlineMs = (retryOptions.deadlineMs ?? DEFAULT_DEADLINE_MS) - elapsedMs;
         if (!(deadlineMs > 0)) throw new RetryError('deadline', attempts, elapsedMs, broken);
-        const base = (firstOfRun = attempts);
+        firstOfRun = attempts;
+        const base = attempts;
         const caller = eitherSignal(plan.callerSignal, userSignal);
         const either = eitherSignal(caller.signal, stop.signal);
         // The run's attempt n is the call's attempt base + n - 1; hooks and errors say the call's.

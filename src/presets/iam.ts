@@ -6,10 +6,10 @@
  * Source: IAM, "Retry failed requests" (https://cloud.google.com/iam/docs/retry-strategy).
  */
 import { describe } from '../util/check.js';
-import { type RetryPredicate } from '../types.js';
+import type { RetryPredicate } from '../types.js';
 import { networkError, timedOut } from '../classify/network.js';
 import { aborted, anyOf, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
-import { type AttemptContext, type RetryOptions } from '../types.js';
+import type { AttemptContext, RetryOptions } from '../types.js';
 import { retry } from '../core/retry.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 

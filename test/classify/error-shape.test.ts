@@ -283,7 +283,7 @@ describe('the cause chain', () => {
   });
 });
 
-describe('httpStatusOf', () => {
+describe('httpStatusOf: edge cases', () => {
   it('takes 100 to 599 and nothing outside', () => {
     expect(httpStatusOf({ status: 599 })).toBe(599);
     expect(httpStatusOf({ status: 600 })).toBeUndefined();

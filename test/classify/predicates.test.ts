@@ -290,7 +290,7 @@ function wrapped(error: unknown, levels: number): unknown {
   return current;
 }
 
-describe('networkError', () => {
+describe('networkError: edge cases', () => {
   it.each([
     'ECONNRESET',
     'ECONNREFUSED',
@@ -353,7 +353,7 @@ describe('networkError', () => {
   });
 });
 
-describe('timedOut', () => {
+describe('timedOut: edge cases', () => {
   it('matches an abort whose signal timed out, and nothing about a signal that did not', () => {
     expect(timedOut({ name: 'AbortError', config: { signal: AbortSignal.abort(new DOMException('t', 'TimeoutError')) } })).toBe(true);
     expect(timedOut({ name: 'AbortError', config: { signal: null } })).toBe(false);
@@ -366,7 +366,7 @@ describe('timedOut', () => {
   });
 });
 
-describe('aborted', () => {
+describe('aborted: edge cases', () => {
   it('needs HTTP 409 for an ABORTED status string in an HTTP error', () => {
     const body = { error: { status: 'ABORTED' } };
     expect(aborted(withProps({ status: 409, response: { data: body } }))).toBe(true);
@@ -423,7 +423,7 @@ describe('grpcCode', () => {
   });
 });
 
-describe('errorReason', () => {
+describe('errorReason: edge cases', () => {
   it('takes non-empty strings only', () => {
     expect(() => errorReason('')).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got ""'));
     expect(() => errorReason(5 as never)).toThrow(new TypeError('errorReason: each reason must be a non-empty string, got 5'));
@@ -434,7 +434,7 @@ describe('errorReason', () => {
   });
 });
 
-describe('anyOf / allOf / not', () => {
+describe('anyOf / allOf / not: edge cases', () => {
   it('reject an argument that is not a function, naming its position', () => {
     const yes = (): boolean => true;
     expect(() => anyOf(yes, 5 as never)).toThrow(/anyOf: argument 1 must be a predicate function, got 5/);

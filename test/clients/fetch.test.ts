@@ -184,7 +184,7 @@ describe('global fetch (undici)', () => {
 
   it('retry() with attemptTimeoutMs and ctx.signal: a stalled attempt is abandoned, its socket freed, and the next one succeeds', async () => {
     const closedEarly: string[] = [];
-    server = await startHttpServer((seen, res, req) => {
+    server = await startHttpServer((seen, res, _req) => {
       if (server?.requests.length === 1) {
         res.on('close', () => closedEarly.push(seen.url)); // the client gave up on this one
         return;

@@ -260,7 +260,7 @@ describe('regressions of issue 12: a backoff is read as written', () => {
   });
 });
 
-describe('computeDelay', () => {
+describe('computeDelay: edge cases', () => {
   it('stays 0 with a 0 initial delay, however large the attempt (0 · Infinity is NaN)', () => {
     const policy: BackoffPolicy = { initialDelayMs: 0, multiplier: 2, maxDelayMs: 1000, jitter: 'none' };
     expect(computeDelay(2000, policy)).toBe(0);

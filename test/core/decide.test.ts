@@ -176,7 +176,18 @@ describe('isIdempotent', () => {
     expect(isIdempotent(config({ idempotent: false }), ctx, error)).toBe(false);
     expect(isIdempotent(config(), ctx, error)).toBe(true);
     const seen: unknown[] = [];
-    expect(isIdempotent(config({ idempotent: (c, e) => (seen.push(c, e), true) }), ctx, error)).toBe(true);
+    expect(
+      isIdempotent(
+        config({
+          idempotent: (c, e) => {
+            seen.push(c, e);
+            return true;
+          },
+        }),
+        ctx,
+        error,
+      ),
+    ).toBe(true);
     expect(seen).toEqual([ctx, error]);
   });
 });

@@ -190,7 +190,10 @@ describe('retryOnResult', () => {
           expect(p).toMatchObject({ state: 'resolved', value: polls + 1 });
           let t = 0;
           const expected = [0];
-          for (let n = 0; n < polls; n++) expected.push((t += computeDelay(n, backoff)));
+          for (let n = 0; n < polls; n++) {
+            t += computeDelay(n, backoff);
+            expected.push(t);
+          }
           expect(calls).toEqual(expected);
         },
       ),

@@ -891,7 +891,7 @@ describe('abandoned attempts', () => {
     expect(p.value).toBe('ok');
     expect(lateSignal?.aborted).toBe(true);
     expect(lateSignal?.reason).toBeInstanceOf(TimeoutError);
-    expect((lateSignal?.reason as Error).message).toBe('attempt 1 has ended');
+    expect((lateSignal!.reason as Error).message).toBe('attempt 1 has ended');
     expect(contexts[1]?.signal.aborted).toBe(true);
   });
 });

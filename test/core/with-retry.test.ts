@@ -1,4 +1,4 @@
-import { describe, expect, expectTypeOf, it, vi } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { RetryError, withRetry } from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 

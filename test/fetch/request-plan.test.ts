@@ -2,7 +2,7 @@
 // real node:http server on 127.0.0.1 with Node's own fetch.
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/index.js';
-import { type AttemptContext, type RetryEvent } from '../../src/types.js';
+import type { AttemptContext, RetryEvent } from '../../src/types.js';
 import { startFaultServer } from '../faults/server.js';
 import {
   closedPort,

@@ -165,7 +165,7 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(((await rejection(plain.text())) as Error).message).toBe('terminated');
     const buffered = await retryFetch(cut.url, { headers }, { ...quick, bufferBody: true, resume: false });
     expect(JSON.parse(await buffered.text())).toMatchObject({ id: 'r', method: 'GET' });
-    expect(buffered.url).toBe(cut.url + '/');
+    expect(buffered.url).toBe(`${cut.url}/`);
     expect(cut.stats().history.map((h) => h.fault)).toEqual(['reset-mid-body', 'reset-mid-body', 'ok']);
   });
 });

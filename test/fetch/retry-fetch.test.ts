@@ -175,7 +175,7 @@ describe('retryFetch on loopback with the presets', () => {
     expect(without.seen).toHaveLength(1);
     const withIt = await scriptedServer([reply(503)]);
     const retried = await retryFetch(
-      withIt.url + '?ifGenerationMatch=0',
+      `${withIt.url}?ifGenerationMatch=0`,
       { method: 'POST', body: 'x' },
       gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 }, ...fast }),
     );
@@ -232,7 +232,14 @@ describe('retryFetch: options', () => {
       retryFetch(
         `http://127.0.0.1:${port}/`,
         { method: 'POST', body: 'x' },
-        { ...quick, maxAttempts: 2, idempotent: (_c, e) => (refused.push(e), false) },
+        {
+          ...quick,
+          maxAttempts: 2,
+          idempotent: (_c, e) => {
+            refused.push(e);
+            return false;
+          },
+        },
       ),
     );
     // Resent although the caller's rule says no: the connection was refused, nothing was sent.

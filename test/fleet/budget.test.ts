@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAdaptiveThrottle, createRetryBudget, retry, RetryError } from '../../src/index.js';
+import { createRetryBudget, retry, RetryError } from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 describe('createRetryBudget: gRFC A6 token bucket', () => {

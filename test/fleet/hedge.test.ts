@@ -65,7 +65,7 @@ describe('hedge(): timing and winners', () => {
     await clock.tickAsync(90);
     expect(p).toMatchObject({ state: 'resolved', value: '#3' });
     expect(signals.map((s) => s.aborted)).toEqual([true, true, false]);
-    expect((signals[0]?.reason as Error).name).toBe('AbortError');
+    expect((signals[0]!.reason as Error).name).toBe('AbortError');
     // The loser that ignores its signal answers later; the call has its value already.
     await clock.tickAsync(100);
     expect(p.value).toBe('#3');

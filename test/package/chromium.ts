@@ -24,8 +24,7 @@ const CHROMIUM_ARGS = [
 export const IN_CI = process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI);
 
 /** Why a test that needs Chromium cannot run here. */
-export const MISSING_CHROMIUM =
-  `headless Chromium not found at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium); ` + '.ci/run installs it in CI.';
+export const MISSING_CHROMIUM = `headless Chromium not found at ${CHROMIUM}. Install Debian's package (apt-get install -y chromium); .ci/run installs it in CI.`;
 
 /** Whether Chromium is installed. */
 export function hasChromium(): boolean {

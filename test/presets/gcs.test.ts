@@ -5,7 +5,7 @@ import {
   GCS_OPERATIONS,
   GrpcStatus,
   type GrpcStatusName,
-  RetryError,
+  type RetryError,
   type RetryOptions,
   TimeoutError,
   computeDelay,

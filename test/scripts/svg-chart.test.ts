@@ -133,7 +133,7 @@ describe('renderChart', () => {
     expect(values.length).toBeGreaterThanOrEqual(3);
     const step = (values[1] ?? 0) - (values[0] ?? 0);
     expect(isNice(step)).toBe(true);
-    values.forEach((v, i) => expect(v).toBeCloseTo((values[0] ?? 0) + i * step, 9));
+    for (const [i, v] of values.entries()) expect(v).toBeCloseTo((values[0] ?? 0) + i * step, 9);
     expect(Number.isInteger((values[0] ?? 0) / step)).toBe(true);
     expect(values[0]).toBeLessThanOrEqual(-13);
     expect(values.at(-1)).toBeGreaterThanOrEqual(437);
