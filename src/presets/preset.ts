@@ -53,12 +53,17 @@ export function freezeBackoff(policy: BackoffPolicy): FrozenBackoff {
  * meant.
  */
 export function ownFields(where: string, value: unknown): Record<string, unknown> {
+  assertPlainObject(where, value);
+  const fields: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) fields[key] = value[key];
+  return fields;
+}
+
+/** Throws a TypeError naming `where` unless `value` is a plain object (see {@link ownFields}). */
+function assertPlainObject(where: string, value: unknown): asserts value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Object.prototype.toString.call(value) !== '[object Object]') {
     throw new TypeError(`${where} must be an object, got ${describeBag(value)}`);
   }
-  const fields: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(value)) fields[key] = (value as Record<string, unknown>)[key];
-  return fields;
 }
 
 /** describe() writes a Map as `{}`; name the kind of object instead. */
@@ -80,7 +85,12 @@ export function optionsBag(
   const own: Record<string, unknown> = Object.create(null);
   const overrides: Record<string, unknown> = Object.create(null);
   if (options === undefined) return { own, overrides };
-  const fields = ownFields(`${name}: options`, options);
+  // Called for every preset a program builds, often once per request: the message is built
+  // only when it is needed, and the own keys are read straight from the caller's object.
+  if (typeof options !== 'object' || options === null || Object.prototype.toString.call(options) !== '[object Object]') {
+    assertPlainObject(`${name}: options`, options);
+  }
+  const fields = options as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
     if (ownKeys.includes(key)) own[key] = fields[key];
     else overrides[key] = fields[key];
