@@ -4,10 +4,10 @@
 // through unchanged, the default classification of every error axios really throws, and the
 // attempt's signal cancelling the request in flight.
 import axios, { AxiosError } from 'axios';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RetryError, type RetryOptions, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
-import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
+import { failureOf, refusedUrl, sendGoogleError, startHttpServer } from './loopback.js';
+import { ITEM, STATUS_CLASSES, fast, recipeRegionsOf, useScriptedServers } from './recipe-kit.js';
 
 // recipe:begin
 async function getJson<T>(url: string, options: RetryOptions = {}): Promise<T> {
@@ -16,20 +16,7 @@ async function getJson<T>(url: string, options: RetryOptions = {}): Promise<T> {
 }
 // recipe:end
 
-/** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
-const fast: RetryOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
-
-let server: ScriptedServer | undefined;
-let connections: ReturnType<typeof watchConnections>;
-beforeEach(() => {
-  connections = watchConnections();
-});
-afterEach(async () => {
-  connections.restore();
-  await server?.close();
-  server = undefined;
-  expect(connections.hosts.every(isLoopback)).toBe(true);
-});
+const serve = useScriptedServers();
 
 it('runs the code the README shows', () => {
   expect(recipeRegionsOf(import.meta.url)).toEqual([{ code: expect.stringContaining('axios.get') as unknown, shown: true }]);
@@ -37,13 +24,13 @@ it('runs the code the README shows', () => {
 
 describe('the axios recipe on loopback', () => {
   it('503, 503, 200: returns the body after exactly three requests', async () => {
-    server = await scriptedServer([503, 503]);
+    const server = await serve([503, 503]);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(3);
   });
 
   it('always 503: gives up after maxAttempts requests, the last AxiosError as the cause', async () => {
-    server = await scriptedServer([], 503);
+    const server = await serve([], 503);
     const error = await failureOf(getJson(server.url, { ...fast, maxAttempts: 3 }));
     expect(error).toBeInstanceOf(RetryError);
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
@@ -53,7 +40,7 @@ describe('the axios recipe on loopback', () => {
   });
 
   it.each([404, 400])('%i: rejects at once with the AxiosError itself, one request', async (status) => {
-    server = await scriptedServer([status]);
+    const server = await serve([status]);
     const error = await failureOf(getJson(server.url, fast));
     expect(error).toBeInstanceOf(AxiosError);
     expect(error).toMatchObject({ status, response: { status } });
@@ -61,13 +48,13 @@ describe('the axios recipe on loopback', () => {
   });
 
   it('a reset connection is retried', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(2);
   });
 
   it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort(new Error('the user left')));
     const error = await failureOf(getJson(server.url, { ...fast, signal: controller.signal }));
@@ -78,27 +65,15 @@ describe('the axios recipe on loopback', () => {
 });
 
 describe('the default classification of the errors axios really throws', () => {
-  it.each([
-    [408, true],
-    [429, true],
-    [500, true],
-    [502, true],
-    [503, true],
-    [504, true],
-    [400, false],
-    [401, false],
-    [403, false],
-    [404, false],
-    [412, false],
-  ])('HTTP %i → transient: %s', async (status, expected) => {
-    server = await scriptedServer([status]);
+  it.each(STATUS_CLASSES)('HTTP %i → transient: %s', async (status, expected) => {
+    const server = await serve([status]);
     const error = await failureOf(axios.get(server.url));
     expect(error).toBeInstanceOf(AxiosError);
     expect(isTransient(error)).toBe(expected);
   });
 
   it('a reset connection (AxiosError, code ECONNRESET) is transient', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     const error = await failureOf(axios.get(server.url));
     expect(error).toMatchObject({ name: 'Error', code: 'ECONNRESET' });
     expect(isTransient(error)).toBe(true);
@@ -116,7 +91,7 @@ describe('the default classification of the errors axios really throws', () => {
   // the loop sees its own signals abort, but an axios call aborted by a signal retry() does not
   // know of must not be retried.
   it('the caller’s abort (CanceledError) is not', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort());
     const error = await failureOf(axios.get(server.url, { signal: controller.signal }));

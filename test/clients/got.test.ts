@@ -5,10 +5,10 @@
 // rejects with passed through unchanged, the default classification of every error got really
 // throws, and the attempt's signal cancelling the request in flight.
 import got, { HTTPError, RequestError } from 'got';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RetryError, type RetryOptions, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
-import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
+import { failureOf, refusedUrl, sendGoogleError, startHttpServer } from './loopback.js';
+import { ITEM, STATUS_CLASSES, fast, recipeRegionsOf, useScriptedServers } from './recipe-kit.js';
 
 // recipe:begin
 const client = got.extend({ retry: { limit: 0 } }); // tenacious is the only retry layer
@@ -18,20 +18,7 @@ async function getJson<T>(url: string, options: RetryOptions = {}): Promise<T> {
 }
 // recipe:end
 
-/** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
-const fast: RetryOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
-
-let server: ScriptedServer | undefined;
-let connections: ReturnType<typeof watchConnections>;
-beforeEach(() => {
-  connections = watchConnections();
-});
-afterEach(async () => {
-  connections.restore();
-  await server?.close();
-  server = undefined;
-  expect(connections.hosts.every(isLoopback)).toBe(true);
-});
+const serve = useScriptedServers();
 
 it('runs the code the README shows', () => {
   expect(recipeRegionsOf(import.meta.url)).toEqual([{ code: expect.stringContaining('retry: { limit: 0 }') as unknown, shown: true }]);
@@ -39,13 +26,13 @@ it('runs the code the README shows', () => {
 
 describe('the got recipe on loopback', () => {
   it('503, 503, 200: returns the body after exactly three requests', async () => {
-    server = await scriptedServer([503, 503]);
+    const server = await serve([503, 503]);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(3);
   });
 
   it('always 503: gives up after maxAttempts requests, one per attempt, the last HTTPError as the cause', async () => {
-    server = await scriptedServer([], 503);
+    const server = await serve([], 503);
     const error = await failureOf(getJson(server.url, { ...fast, maxAttempts: 3 }));
     expect(error).toBeInstanceOf(RetryError);
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
@@ -55,7 +42,7 @@ describe('the got recipe on loopback', () => {
   });
 
   it('without `retry: { limit: 0 }`, the same call reaches the server three times per attempt', async () => {
-    server = await scriptedServer([], 503);
+    const server = await serve([], 503);
     // got's default retry, only with its waits shortened (noise 0, at most 1 ms) for the test.
     const layered = got.extend({ retry: { backoffLimit: 1, noise: 0 } });
     const error = await failureOf(retry(({ signal }) => layered.get(server?.url ?? '', { signal }).json(), { ...fast, maxAttempts: 3 }));
@@ -64,7 +51,7 @@ describe('the got recipe on loopback', () => {
   });
 
   it.each([404, 400])('%i: rejects at once with got’s HTTPError itself, one request', async (status) => {
-    server = await scriptedServer([status]);
+    const server = await serve([status]);
     const error = await failureOf(getJson(server.url, fast));
     expect(error).toBeInstanceOf(HTTPError);
     expect(error).toMatchObject({ code: 'ERR_NON_2XX_3XX_RESPONSE', response: { statusCode: status } });
@@ -72,13 +59,13 @@ describe('the got recipe on loopback', () => {
   });
 
   it('a reset connection is retried', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(2);
   });
 
   it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort(new Error('the user left')));
     const error = await failureOf(getJson(server.url, { ...fast, signal: controller.signal }));
@@ -88,7 +75,7 @@ describe('the got recipe on loopback', () => {
   });
 
   it('an attempt timeout aborts the hung request (its socket closes) and the next attempt succeeds', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     await expect(getJson(server.url, { ...fast, attemptTimeoutMs: 100 })).resolves.toEqual(ITEM);
     await server.stalledSocketClosed;
     expect(server.requests).toHaveLength(2);
@@ -96,20 +83,8 @@ describe('the got recipe on loopback', () => {
 });
 
 describe('the default classification of the errors got really throws', () => {
-  it.each([
-    [408, true],
-    [429, true],
-    [500, true],
-    [502, true],
-    [503, true],
-    [504, true],
-    [400, false],
-    [401, false],
-    [403, false],
-    [404, false],
-    [412, false],
-  ])('HTTP %i → transient: %s', async (status, expected) => {
-    server = await scriptedServer([status]);
+  it.each(STATUS_CLASSES)('HTTP %i → transient: %s', async (status, expected) => {
+    const server = await serve([status]);
     const error = await failureOf(client.get(server.url));
     expect(error).toBeInstanceOf(HTTPError);
     expect(error).toMatchObject({ response: { statusCode: status } });
@@ -117,7 +92,7 @@ describe('the default classification of the errors got really throws', () => {
   });
 
   it('a reset connection (RequestError, code ECONNRESET) is transient', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     const error = await failureOf(client.get(server.url));
     expect(error).toBeInstanceOf(RequestError);
     expect(error).toMatchObject({ code: 'ECONNRESET' });
@@ -132,14 +107,14 @@ describe('the default classification of the errors got really throws', () => {
   });
 
   it('got’s own timeout (TimeoutError, code ETIMEDOUT) is transient', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const error = await failureOf(client.get(server.url, { timeout: { request: 50 } }));
     expect(error).toMatchObject({ name: 'TimeoutError', code: 'ETIMEDOUT' });
     expect(isTransient(error)).toBe(true);
   });
 
   it('the caller’s abort (AbortError, code ERR_ABORTED) is not', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort());
     const error = await failureOf(client.get(server.url, { signal: controller.signal }));

@@ -2,7 +2,17 @@
 // check that a test runs the very code docs/recipes.md shows (not a look-alike).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type LoopbackServer, resetConnection, sendGoogleError, sendJson, startHttpServer } from './loopback.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import type { RetryOptions } from '../../src/index.js';
+import {
+  type LoopbackServer,
+  isLoopback,
+  resetConnection,
+  sendGoogleError,
+  sendJson,
+  startHttpServer,
+  watchConnections,
+} from './loopback.js';
 
 /** One scripted answer: an HTTP status, a TCP reset, or no answer at all (the request hangs). */
 export type Answer = number | 'reset' | 'stall';
@@ -13,6 +23,47 @@ export interface ScriptedServer extends LoopbackServer {
   readonly stalled: Promise<void>;
   /** Resolves when the socket of that stalled request has closed: the client gave up on it. */
   readonly stalledSocketClosed: Promise<void>;
+}
+
+/** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
+export const fast: RetryOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
+
+/** The statuses every client's real error is classified by, and whether `isTransient` retries each. */
+export const STATUS_CLASSES: ReadonlyArray<readonly [number, boolean]> = [
+  [408, true],
+  [429, true],
+  [500, true],
+  [502, true],
+  [503, true],
+  [504, true],
+  [400, false],
+  [401, false],
+  [403, false],
+  [404, false],
+  [412, false],
+];
+
+/**
+ * Registers the hooks a client test file needs and returns how to start a {@link scriptedServer}:
+ * each server is closed after its test, and every connection the test made must have gone to
+ * 127.0.0.1.
+ */
+export function useScriptedServers(): (script: readonly Answer[], after?: Answer, body?: unknown) => Promise<ScriptedServer> {
+  const servers: ScriptedServer[] = [];
+  let connections: ReturnType<typeof watchConnections>;
+  beforeEach(() => {
+    connections = watchConnections();
+  });
+  afterEach(async () => {
+    connections.restore();
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+    expect(connections.hosts.every(isLoopback)).toBe(true);
+  });
+  return async (script, after, body) => {
+    const server = await scriptedServer(script, after, body);
+    servers.push(server);
+    return server;
+  };
 }
 
 /** The JSON body of the 200s the scripted server sends, unless told another. */

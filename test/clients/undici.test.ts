@@ -6,7 +6,7 @@
 // response itself, after one request), the default classification of every error undici really
 // throws, and the attempt's signal cancelling the request in flight.
 import { Agent, errors, fetch, interceptors, request } from 'undici';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   type FetchFunction,
   RetryError,
@@ -17,8 +17,8 @@ import {
   retryAfterMsOf,
   retryFetch,
 } from '../../src/index.js';
-import { failureOf, isLoopback, refusedUrl, sendGoogleError, startHttpServer, watchConnections } from './loopback.js';
-import { ITEM, type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
+import { failureOf, refusedUrl, sendGoogleError, startHttpServer } from './loopback.js';
+import { ITEM, STATUS_CLASSES, fast, recipeRegionsOf, useScriptedServers } from './recipe-kit.js';
 
 // recipe:begin
 const dispatcher = new Agent().compose(interceptors.responseError()); // no interceptors.retry()
@@ -46,20 +46,7 @@ async function fetchJson<T>(url: string, options: RetryFetchOptions = {}): Promi
 }
 // recipe:end
 
-/** Tiny waits: these tests count requests, the waits themselves are tested with virtual time elsewhere. */
-const fast: RetryOptions = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } };
-
-let server: ScriptedServer | undefined;
-let connections: ReturnType<typeof watchConnections>;
-beforeEach(() => {
-  connections = watchConnections();
-});
-afterEach(async () => {
-  connections.restore();
-  await server?.close();
-  server = undefined;
-  expect(connections.hosts.every(isLoopback)).toBe(true);
-});
+const serve = useScriptedServers();
 afterAll(async () => {
   await dispatcher.close();
 });
@@ -73,13 +60,13 @@ it('runs the code the README shows', () => {
 
 describe('the undici request() recipe on loopback', () => {
   it('503, 503, 200: returns the body after exactly three requests', async () => {
-    server = await scriptedServer([503, 503]);
+    const server = await serve([503, 503]);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(3);
   });
 
   it('always 503: gives up after maxAttempts requests, the last ResponseError as the cause', async () => {
-    server = await scriptedServer([], 503);
+    const server = await serve([], 503);
     const error = await failureOf(getJson(server.url, { ...fast, maxAttempts: 3 }));
     expect(error).toBeInstanceOf(RetryError);
     expect(error).toMatchObject({ reason: 'attempts', attempts: 3 });
@@ -89,7 +76,7 @@ describe('the undici request() recipe on loopback', () => {
   });
 
   it.each([404, 400])('%i: rejects at once with undici’s ResponseError itself, one request', async (status) => {
-    server = await scriptedServer([status]);
+    const server = await serve([status]);
     const error = await failureOf(getJson(server.url, fast));
     expect(error).toBeInstanceOf(errors.ResponseError);
     expect(error).toMatchObject({ code: 'UND_ERR_RESPONSE', statusCode: status, body: { error: { code: status } } });
@@ -97,13 +84,13 @@ describe('the undici request() recipe on loopback', () => {
   });
 
   it('a reset connection is retried', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     await expect(getJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(2);
   });
 
   it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort(new Error('the user left')));
     const error = await failureOf(getJson(server.url, { ...fast, signal: controller.signal }));
@@ -113,7 +100,7 @@ describe('the undici request() recipe on loopback', () => {
   });
 
   it('an attempt timeout aborts the hung request (its socket closes) and the next attempt succeeds', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     await expect(getJson(server.url, { ...fast, attemptTimeoutMs: 100 })).resolves.toEqual(ITEM);
     await server.stalledSocketClosed;
     expect(server.requests).toHaveLength(2);
@@ -122,33 +109,33 @@ describe('the undici request() recipe on loopback', () => {
 
 describe('the undici fetch recipe (retryFetch) on loopback', () => {
   it('503, 503, 200: returns the body after exactly three requests', async () => {
-    server = await scriptedServer([503, 503]);
+    const server = await serve([503, 503]);
     await expect(fetchJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(3);
   });
 
   it('always 503: the last 503 after maxAttempts requests, then the recipe’s own error', async () => {
-    server = await scriptedServer([], 503);
+    const server = await serve([], 503);
     const error = await failureOf(fetchJson(server.url, { ...fast, maxAttempts: 3 }));
     expect(error).toEqual(new Error(`GET ${server.url} failed: 503`));
     expect(server.requests).toHaveLength(3);
   });
 
   it.each([404, 400])('%i: not retried, one request', async (status) => {
-    server = await scriptedServer([status]);
+    const server = await serve([status]);
     const error = await failureOf(fetchJson(server.url, fast));
     expect(error).toEqual(new Error(`GET ${server.url} failed: ${status}`));
     expect(server.requests).toHaveLength(1);
   });
 
   it('a reset connection is retried', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     await expect(fetchJson(server.url, fast)).resolves.toEqual(ITEM);
     expect(server.requests).toHaveLength(2);
   });
 
   it('the caller’s abort cancels the request in flight: the server sees its socket close', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort(new Error('the user left')));
     const error = await failureOf(fetchJson(server.url, { ...fast, signal: controller.signal }));
@@ -158,7 +145,7 @@ describe('the undici fetch recipe (retryFetch) on loopback', () => {
   });
 
   it('undici’s fetch rejects the global Request, as the recipe’s comment says', async () => {
-    server = await scriptedServer([]);
+    const server = await serve([]);
     const error = await failureOf(retryFetch(new Request(server.url), {}, { ...fast, fetch: undiciFetch }));
     expect(error).toMatchObject({ name: 'TypeError', message: 'Failed to parse URL from [object Request]' });
     expect(server.requests).toHaveLength(0);
@@ -166,20 +153,8 @@ describe('the undici fetch recipe (retryFetch) on loopback', () => {
 });
 
 describe('the default classification of the errors undici really throws', () => {
-  it.each([
-    [408, true],
-    [429, true],
-    [500, true],
-    [502, true],
-    [503, true],
-    [504, true],
-    [400, false],
-    [401, false],
-    [403, false],
-    [404, false],
-    [412, false],
-  ])('request(): HTTP %i → a ResponseError, transient: %s', async (status, expected) => {
-    server = await scriptedServer([status]);
+  it.each(STATUS_CLASSES)('request(): HTTP %i → a ResponseError, transient: %s', async (status, expected) => {
+    const server = await serve([status]);
     const error = await failureOf(request(server.url, { dispatcher }));
     expect(error).toBeInstanceOf(errors.ResponseError);
     expect(error).toMatchObject({ statusCode: status });
@@ -187,7 +162,7 @@ describe('the default classification of the errors undici really throws', () => 
   });
 
   it('request(): a reset connection (code ECONNRESET) is transient', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     const error = await failureOf(request(server.url, { dispatcher }));
     expect(error).toMatchObject({ code: 'ECONNRESET' });
     expect(isTransient(error)).toBe(true);
@@ -200,14 +175,14 @@ describe('the default classification of the errors undici really throws', () => 
   });
 
   it('request(): undici’s headers timeout (code UND_ERR_HEADERS_TIMEOUT) is transient', async () => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const error = await failureOf(request(server.url, { dispatcher, headersTimeout: 50 }));
     expect(error).toMatchObject({ name: 'HeadersTimeoutError', code: 'UND_ERR_HEADERS_TIMEOUT' });
     expect(isTransient(error)).toBe(true);
   });
 
   it('fetch: a reset or refused connection (TypeError “fetch failed”, the socket error under it) is transient', async () => {
-    server = await scriptedServer(['reset']);
+    const server = await serve(['reset']);
     const reset = await failureOf(fetch(server.url));
     expect(reset).toMatchObject({ name: 'TypeError', message: 'fetch failed', cause: { code: 'ECONNRESET' } });
     expect(isTransient(reset)).toBe(true);
@@ -220,7 +195,7 @@ describe('the default classification of the errors undici really throws', () => 
     ['request()', (url: string, signal: AbortSignal) => request(url, { dispatcher, signal })],
     ['fetch', (url: string, signal: AbortSignal) => fetch(url, { signal })],
   ])('%s: the caller’s abort (a DOMException named AbortError) is not', async (_name, call) => {
-    server = await scriptedServer(['stall']);
+    const server = await serve(['stall']);
     const controller = new AbortController();
     void server.stalled.then(() => controller.abort());
     const error = await failureOf(call(server.url, controller.signal));
