@@ -61,7 +61,7 @@ export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: n
   if (config.budget !== undefined && !config.budget.canRetry()) {
     return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
   }
-  let delayMs = delayFor(attempt - 1, config.backoff, config.rng);
+  let delayMs = delayFor(attempt - 1, config, config.rng);
   const hintMs = retryAfterMsOf(error, wallNowMs);
   if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a

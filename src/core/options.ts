@@ -25,9 +25,12 @@ import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
  */
 export const DEFAULT_DEADLINE_MS = 120_000;
 
-/** `RetryOptions` with every default filled in; what the loop reads. */
-export interface RetryConfig {
-  readonly backoff: BackoffPolicy;
+/**
+ * `RetryOptions` with every default filled in; what the loop reads. The backoff's fields are
+ * the config's own (it is a `BackoffPolicy`): a call made with an options literal keeps one
+ * object for both, not two.
+ */
+export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly maxAttempts: number;
   readonly deadlineMs: number;
   /** `Infinity` when there is no per-attempt limit. */
@@ -149,7 +152,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
 // One constructor for every config, the default included, so the loop's property reads
 // always meet objects of the same shape.
 function makeConfig(
-  backoff: BackoffPolicy,
+  { initialDelayMs, multiplier, maxDelayMs, jitter }: BackoffPolicy,
   maxAttempts: number,
   deadlineMs: number,
   attemptTimeoutMs: number,
@@ -166,7 +169,10 @@ function makeConfig(
   unref: boolean,
 ): RetryConfig {
   return {
-    backoff,
+    initialDelayMs,
+    multiplier,
+    maxDelayMs,
+    jitter,
     maxAttempts,
     deadlineMs,
     attemptTimeoutMs,
@@ -183,6 +189,12 @@ function makeConfig(
     unref,
   };
 }
+
+// V8 gives a field that has only ever held numbers a mutable box of its own in every object
+// (16 bytes each, Infinity included). One config whose numbers are all undefined, made before
+// any other, turns those fields into plain references for good: a config made per call (from
+// an options literal) then stores Infinity and the caller's numbers without copying them.
+(makeConfig as (...fields: unknown[]) => unknown)({}, ...new Array(makeConfig.length - 1));
 
 /** The configuration of `retry(fn)` without options. */
 export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(

@@ -42,7 +42,6 @@ type RetryOnResult = NonNullable<RetryConfig['retryOnResult']>;
 export class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
-  readonly unref: boolean; // options.unref, read by the timer queue
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
   /** When retry() was called, on the steadyNow() clock. */
@@ -65,7 +64,11 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#fn = fn;
     this.#config = config;
     this.#startedAt = startedAt;
-    this.unref = config.unref;
+  }
+
+  /** options.unref, read by the timer queue (a getter: a field would cost every call 8 bytes). */
+  get unref(): boolean {
+    return this.#config.unref;
   }
 
   #settled(): boolean {
