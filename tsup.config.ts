@@ -19,7 +19,7 @@ export const libraryBuild: Options = {
  * these same options when dist/ is missing or stale.
  */
 export const cliBuild: Options = {
-  entry: { cli: 'src/cli.ts' },
+  entry: { cli: 'src/cli/main.ts' },
   format: ['esm'],
   platform: 'node',
   target: 'node20',

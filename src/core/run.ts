@@ -110,8 +110,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
-    // A literal 0 for the first attempt: a small integer is stored in place, a computed 0.0 as a
-    // separately allocated number (the success path allocates as little as it can).
+    // A literal 0 for the first attempt: a computed 0.0 would be a separately allocated number.
     const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
     const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
     // A later attempt starts from a timer, with the clock read: queue its limit before anything

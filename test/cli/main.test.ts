@@ -27,7 +27,7 @@ beforeAll(async () => {
   // would delete files other test files are reading.
   const [{ build }, { cliBuild }] = await Promise.all([import('tsup'), import('../../tsup.config.js')]);
   const outDir = join(work, 'build');
-  await build({ ...cliBuild, entry: { cli: join(root, 'src', 'cli.ts') }, outDir, config: false, silent: true });
+  await build({ ...cliBuild, entry: { cli: join(root, 'src', 'cli', 'main.ts') }, outDir, config: false, silent: true });
   cli = join(outDir, 'cli.js');
   if (!existsSync(cli)) throw new Error(`dist/cli.js is missing or stale and building ${cli} failed: run npm run build`);
 }, 60_000);

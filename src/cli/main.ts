@@ -10,12 +10,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
-import { type CliRequest, type RunRequest, type TokenizeArgs, UsageError, readArgs } from './cli/args.js';
-import { formatDuration } from './cli/duration.js';
-import { type CommandOutcome, CommandFailed, exitStatusOf, retryLine, retryableExit } from './cli/exit-status.js';
-import { renderSchedule } from './cli/schedule.js';
-import { USAGE } from './cli/usage.js';
-import { type AttemptContext, RetryError, TimeoutError, retry } from './index.js';
+import { type CliRequest, type RunRequest, type TokenizeArgs, UsageError, readArgs } from './args.js';
+import { formatDuration } from './duration.js';
+import { type CommandOutcome, CommandFailed, exitStatusOf, retryLine, retryableExit } from './exit-status.js';
+import { renderSchedule } from './schedule.js';
+import { USAGE } from './usage.js';
+import { type AttemptContext, RetryError, TimeoutError, retry } from '../index.js';
 
 /** Exit status for a command line that cannot be carried out (the convention of getopt tools). */
 const USAGE_STATUS = 2;
