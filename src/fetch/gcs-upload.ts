@@ -9,7 +9,9 @@
 import { describe } from '../util/check.js';
 import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
 import { optionsBag } from '../presets/preset.js';
-import type { AttemptContext } from '../types.js';
+import type { AttemptContext, GiveUpEvent, SuccessEvent } from '../types.js';
+import { callHook } from '../core/hooks.js';
+import { steadyNow } from '../runtime/clock.js';
 import { retry } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { HttpStatusError } from '../errors.js';
@@ -107,6 +109,8 @@ function failure(res: Response): never {
  * progress, not the whole upload), and every request is resent safely: the session URI names
  * one upload. Rejects with a {@link GcsUploadError} when the session expired (404/410), with
  * the `HttpStatusError` of a status not worth retrying, or with retry()'s `RetryError`.
+ * `onSuccess` and `onGiveUp` are the upload's: called once, counting every chunk's attempts;
+ * `retryOnResult` is refused (a 308 is progress, not a value to retry).
  *
  * @example
  * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'backups/db.tar', token });
@@ -123,16 +127,51 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   }
   const send = (own.fetch ?? globalThis.fetch) as FetchFunction;
   if (typeof send !== 'function') throw new TypeError(`gcsResumableUpload: options.fetch must be a function, got ${describe(send)}`);
+  refuseRetryOnResult('gcsResumableUpload: options', overrides);
   const data = bytesOf(body);
-  const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
+  const startedAt = steadyNow();
+  const { onSuccess, onGiveUp, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
+  // The hooks are the upload's, not each chunk run's: onSuccess once when the last chunk is in,
+  // onGiveUp once when the upload fails, each with the attempts of every run so far.
+  let attempts = 0;
+  let gaveUp: GiveUpEvent | undefined;
+  const policy = {
+    ...common,
+    idempotent: true,
+    onSuccess: (event: SuccessEvent) => {
+      attempts += event.attempts;
+    },
+    onGiveUp: (event: GiveUpEvent) => {
+      gaveUp = event;
+    },
+  };
   const total = data.size;
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
     send(sessionUri, { method: 'PUT', headers: { 'content-range': range }, body: part ?? null, signal: ctx.signal });
 
   let offset = 0;
-  for (;;) {
-    // One run per chunk: its first attempt sends from the offset known; a retry first asks.
-    const res = await retry(async (ctx) => {
+  const elapsed = (): number => Math.round(steadyNow() - startedAt);
+  try {
+    for (;;) {
+      const res = await runChunk();
+      if (res.status !== 308) {
+        if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs: elapsed(), value: res });
+        return res;
+      }
+      offset = persistedOf(res, total);
+      cancelBody(res);
+    }
+  } catch (error) {
+    // A run that gave up told why; anything else (a protocol error between runs) is not retried.
+    const run = gaveUp?.error === error ? gaveUp : undefined;
+    const event = { reason: run?.reason ?? 'not-retryable', error, attempts: attempts + (run?.attempts ?? 0), elapsedMs: elapsed() };
+    if (onGiveUp !== undefined) callHook(onGiveUp, event);
+    throw error;
+  }
+
+  /** One run per chunk: its first attempt sends from the offset known; a retry first asks. */
+  function runChunk(): Promise<Response> {
+    return retry(async (ctx) => {
       if (ctx.attempt > 1) {
         const status = await put(ctx, `bytes */${total}`);
         if (status.status === 200 || status.status === 201) return status;
@@ -146,9 +185,19 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       if (answer.status !== 308 && answer.status !== 200 && answer.status !== 201) failure(answer);
       return answer;
     }, policy);
-    if (res.status !== 308) return res;
-    offset = persistedOf(res, total);
-    cancelBody(res);
+  }
+}
+
+/**
+ * The uploads judge each answer by the protocol (a 308 is progress, not a value to retry), so
+ * `retryOnResult` has no meaning there: refused, naming the field, rather than applied to a 308.
+ */
+function refuseRetryOnResult(subject: string, overrides: Record<string, unknown>): void {
+  const { retryOnResult } = overrides;
+  if (retryOnResult !== undefined) {
+    throw new TypeError(
+      `${subject}.retryOnResult is not supported, got ${describe(retryOnResult)}: an upload's answers are judged by its protocol`,
+    );
   }
 }
 
@@ -201,6 +250,7 @@ export interface GcsUploadTarget extends GcsCommonOptions {
 export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
   const keys = ['bucket', 'name', 'token', 'contentType', 'baseUrl', 'fetch'];
   const { own, overrides } = optionsBag('gcsStartResumableUpload', target, keys);
+  refuseRetryOnResult('gcsStartResumableUpload: target', overrides);
   for (const key of ['bucket', 'name', 'token']) {
     if (typeof own[key] !== 'string' || own[key] === '') {
       throw new TypeError(`gcsStartResumableUpload: target.${key} must be a non-empty string, got ${describe(own[key])}`);

@@ -107,7 +107,6 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
 
   /** One request: the caller's, or (resuming) with `extra` headers and a generation in its query. */
   const sendOnce = async (ctx: AttemptContext, extra?: Record<string, string>, generation?: string): Promise<Response> => {
-    attempts = firstOfRun + ctx.attempt - 1;
     const attemptSignal = ctx.signal;
     // retry() reads the clock for a first attempt one microtask after it began. Yielding before
     // fetch's (synchronous, not free) setup makes that setup count against the deadline, even
@@ -132,6 +131,17 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
     return response;
   };
+
+  /**
+   * `run`, counting retry()'s attempts. Counted here, not per request: a hedged attempt is one
+   * attempt of the call however many copies it sends (hedge() numbers its copies 1, 2…).
+   */
+  const counted =
+    (run: (ctx: AttemptContext) => Promise<Response>) =>
+    (ctx: AttemptContext): Promise<Response> => {
+      attempts = firstOfRun + ctx.attempt - 1;
+      return run(ctx);
+    };
 
   // Hedged copies race to the end of their bodies: they do not share one partial body.
   const buffer = bufferBody === true && resumable && hedging === undefined ? bodyBuffer() : undefined;
@@ -191,19 +201,22 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
         // The run's attempt n is the call's attempt base + n - 1; hooks and errors say the call's.
         const { onRetry } = retryOptions;
         try {
-          const next = await retry((ctx) => (ctx.attempt === 1 ? Promise.reject(broken) : resumed(ctx)), {
-            ...retryOptions,
-            maxAttempts: (retryOptions.maxAttempts ?? Infinity) - base + 1,
-            deadlineMs,
-            retryable,
-            idempotent,
-            signal: either.signal,
-            onRetry: onRetry && ((e) => onRetry({ ...e, attempt: base + e.attempt - 1, elapsedMs: steadyNow() - startedAt })),
-            // The call has already resolved (with the response whose body broke): its onSuccess
-            // or onGiveUp ran then, once, and a resume does not call them again.
-            onSuccess: undefined,
-            onGiveUp: undefined,
-          });
+          const next = await retry(
+            counted((ctx) => (ctx.attempt === 1 ? Promise.reject(broken) : resumed(ctx))),
+            {
+              ...retryOptions,
+              maxAttempts: (retryOptions.maxAttempts ?? Infinity) - base + 1,
+              deadlineMs,
+              retryable,
+              idempotent,
+              signal: either.signal,
+              onRetry: onRetry && ((e) => onRetry({ ...e, attempt: base + e.attempt - 1, elapsedMs: steadyNow() - startedAt })),
+              // The call has already resolved (with the response whose body broke): its onSuccess
+              // or onGiveUp ran then, once, and a resume does not call them again.
+              onSuccess: undefined,
+              onGiveUp: undefined,
+            },
+          );
           return handOver(next, plan.callerSignal);
         } catch (error) {
           if (!(error instanceof RetryError)) throw error;
@@ -222,7 +235,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const callSignal = eitherSignal(plan.callerSignal, userSignal);
   let call: Promise<Response>;
   try {
-    call = retry(hedging !== undefined && readOnly ? hedged : attempt, {
+    call = retry(counted(hedging !== undefined && readOnly ? hedged : attempt), {
       ...retryOptions,
       retryable,
       idempotent,

@@ -52,7 +52,7 @@ export interface HedgeOptions {
   idempotent?: boolean | ((ctx: AttemptContext) => boolean);
   /** Aborting it rejects at once with `signal.reason` and aborts every attempt. */
   signal?: AbortSignal;
-  /** Called before each extra attempt; an exception it throws is ignored. */
+  /** Called before each extra attempt; an exception it throws, or an async one's rejection, is ignored. */
   onHedge?: (event: HedgeEvent) => void;
   /** A retry budget shared with other calls: each extra attempt costs a token, as a failure does. */
   budget?: RetryBudget;

@@ -15,6 +15,7 @@ import type { AttemptContext } from '../types.js';
 import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import { steadyNow } from '../runtime/clock.js';
+import { callHook } from '../core/hooks.js';
 
 export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
 export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
@@ -122,13 +123,15 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     this.#started = attempt.attempt;
     this.#running.push(attempt);
     this.#nextHedgeAt = this.#safe && this.#started < this.config.maxAttempts ? attempt.startedAt + this.#delayMs : Infinity;
-    let result: T | PromiseLike<T>;
+    let result: Promise<T>;
     try {
-      result = this.fn(attempt);
+      // Adopted inside the try too: Promise.resolve reads a promise's `constructor`, which a
+      // hostile one makes throw; thrown from a timer, that would escape and leave the call hung.
+      result = Promise.resolve(this.fn(attempt));
     } catch (error) {
       return this.#attemptFailed(attempt, error);
     }
-    Promise.resolve(result).then(
+    result.then(
       (value) => this.#attemptSucceeded(attempt, value),
       (error: unknown) => this.#attemptFailed(attempt, error),
     );
@@ -171,11 +174,9 @@ class HedgedCall<T> implements Timed, AbortWatcher {
       return undefined;
     }
     const attempt = this.#started + 1;
-    try {
-      onHedge?.({ attempt, reason, error, delayMs: this.#delayMs, elapsedMs });
-    } catch {
-      // A logging hook must not change what hedge() does.
-    }
+    // A logging hook must not change what hedge() does: what it throws, or an async one's
+    // rejection, is ignored (never an unhandled rejection).
+    if (onHedge !== undefined) callHook(onHedge, { attempt, reason, error, delayMs: this.#delayMs, elapsedMs });
     if (this.#settled) return undefined;
     this.#launch(new Attempt(attempt, elapsedMs, deadlineMs - elapsedMs, t));
     return undefined;

@@ -1,7 +1,15 @@
 // Cloud Storage resumable uploads against a loopback server that behaves like Google's storage
 // testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
 import { afterEach, describe, expect, it } from 'vitest';
-import { GcsUploadError, HttpStatusError, RetryError, gcsResumableUpload, gcsStartResumableUpload } from '../../src/index.js';
+import {
+  type GiveUpEvent,
+  GcsUploadError,
+  HttpStatusError,
+  RetryError,
+  type SuccessEvent,
+  gcsResumableUpload,
+  gcsStartResumableUpload,
+} from '../../src/index.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
 const KiB = 1024;
@@ -149,6 +157,59 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error).toBeInstanceOf(GcsUploadError);
     expect(error.reason).toBe('protocol');
     expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
+  });
+
+  it('calls onSuccess once for the whole upload, not once per chunk, counting every chunk’s attempts', async () => {
+    const KiB256 = 256 * KiB;
+    let persisted = 0;
+    let puts = 0;
+    const fn: typeof fetch = async (_input, init) => {
+      // The second PUT is lost (a 503, nothing persisted): its chunk takes two attempts.
+      if (++puts === 2) return new Response('busy', { status: 503 });
+      const range = /bytes (\d+)-(\d+)\//.exec(new Headers(init?.headers).get('content-range') ?? '');
+      if (range !== null && Number(range[1]) === persisted) persisted = Number(range[2]) + 1;
+      if (persisted === 3 * KiB256) return new Response('{}', { status: 200 });
+      return new Response(null, { status: 308, headers: persisted > 0 ? { range: `bytes=0-${persisted - 1}` } : {} });
+    };
+    const successes: SuccessEvent[] = [];
+    const giveUps: GiveUpEvent[] = [];
+    const options = { ...quick, fetch: fn, chunkSizeBytes: KiB256 };
+    const res = await gcsResumableUpload('http://x.test/s', new Uint8Array(3 * KiB256), {
+      ...options,
+      onSuccess: (e) => void successes.push(e),
+      onGiveUp: (e) => void giveUps.push(e),
+    });
+    expect(res.status).toBe(200);
+    expect(successes).toHaveLength(1);
+    expect(successes[0]).toMatchObject({ attempts: 4, value: res });
+    expect(giveUps).toEqual([]);
+    // Failing: onGiveUp once, with the reason of the run that gave up, and no onSuccess before it.
+    const failing: typeof fetch = async () =>
+      puts++ === 0
+        ? new Response(null, { status: 308, headers: { range: `bytes=0-${KiB256 - 1}` } })
+        : new Response('busy', { status: 503 });
+    puts = 0;
+    const error = await gcsResumableUpload('http://x.test/s', new Uint8Array(3 * KiB256), {
+      ...options,
+      fetch: failing,
+      maxAttempts: 2,
+      onSuccess: (e) => void successes.push(e),
+      onGiveUp: (e) => void giveUps.push(e),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RetryError);
+    expect(successes).toHaveLength(1);
+    expect(giveUps).toHaveLength(1);
+    expect(giveUps[0]).toMatchObject({ reason: 'attempts', error, attempts: 3 });
+  });
+
+  it('refuses retryOnResult, naming the field, rather than judging each 308 with it', async () => {
+    const retryOnResult = (): boolean => true;
+    await expect(gcsResumableUpload('http://x.test/s', new Uint8Array(1), { ...quick, retryOnResult })).rejects.toThrow(
+      'gcsResumableUpload: options.retryOnResult is not supported, got a function (retryOnResult)',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', retryOnResult })).rejects.toThrow(
+      'gcsStartResumableUpload: target.retryOnResult is not supported',
+    );
   });
 
   it('gcsStartResumableUpload rejects with the HttpStatusError of a 403, not retried', async () => {

@@ -133,6 +133,35 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(hedger.hedges).toBe(1);
   });
 
+  it('counts a hedged attempt as one attempt of the call when its body breaks and is resumed', async () => {
+    // The first copy hangs, the hedge wins, and its body breaks half-way: the resume is the
+    // call's second attempt (maxAttempts 2), however many copies the first attempt sent.
+    const body = Buffer.alloc(64 * 1024, 0x61);
+    const half = body.subarray(0, body.length / 2);
+    const headers = { etag: '"v1"', 'content-length': String(body.length) };
+    const breaking = (res: ServerResponse): void => {
+      res.writeHead(200, headers);
+      res.write(half, () => res.socket?.destroy());
+    };
+    const rest = (res: ServerResponse): void => {
+      res.writeHead(206, {
+        ...headers,
+        'content-range': `bytes ${half.length}-${body.length - 1}/${body.length}`,
+        'content-length': String(half.length),
+      });
+      res.end(body.subarray(half.length));
+    };
+    const resumed = await server(['hang', breaking, rest]);
+    const res = await retryFetch(resumed.url, undefined, { maxAttempts: 2, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
+    expect(resumed.requests).toHaveLength(3);
+    // With one attempt in all, the break is final: the body fails with RetryError 'attempts' (a
+    // RangeError of retry()'s, maxAttempts 0, before the fix).
+    const once = await server(['hang', breaking]);
+    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    await expect(last.arrayBuffer()).rejects.toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 1 });
+  });
+
   it('rejects a bad hedge option up front, naming it', () => {
     expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { delayMs: -5 } })).toThrow(
       'retryFetch: options.hedge.delayMs must be a finite number >= 0, got -5',

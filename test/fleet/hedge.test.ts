@@ -171,6 +171,47 @@ describe('hedge(): errors', () => {
     expect(p.value).toBe('#3');
   });
 
+  it('ignores the rejection of an async onHedge (no unhandled rejection)', async () => {
+    const { fn, starts } = backend({ ms: 500 }, { ms: 10 });
+    // A plain async function, not vi.fn: a spy listens to the promise it returns.
+    let hedges = 0;
+    const onHedge = async (): Promise<void> => {
+      hedges++;
+      throw new Error('broken async logger');
+    };
+    const p = track(hedge(fn, { delayMs: 30, onHedge }));
+    await clock.tickAsync(40);
+    expect(starts).toEqual([0, 30]);
+    expect(hedges).toBe(1);
+    expect(p).toMatchObject({ state: 'resolved', value: '#2' });
+  });
+
+  it('fails an attempt whose promise cannot be adopted, and still settles by the deadline', async () => {
+    // A promise whose `constructor` getter throws: Promise.resolve(it) throws synchronously.
+    const hostile = (): Promise<string> => {
+      const promise = new Promise<string>(() => {});
+      Object.defineProperty(promise, 'constructor', {
+        get() {
+          throw new Error('hostile constructor');
+        },
+      });
+      return promise;
+    };
+    // A plain function, not vi.fn: a spy reads the promise it returns, and would throw itself.
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(ctx.attempt);
+      return ctx.attempt === 1 ? new Promise<string>(() => {}) : hostile();
+    };
+    const p = track(hedge(fn, { delayMs: 30, maxAttempts: 3, deadlineMs: 100 }));
+    await clock.tickAsync(30);
+    // The hostile second attempt failed (a transient error): the third started at once.
+    expect(started).toEqual([1, 2, 3]);
+    await clock.tickAsync(70);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'deadline' });
+  });
+
   it('surfaces an exception thrown by the retryable predicate', async () => {
     const bug = new Error('predicate bug');
     const { fn, signals } = backend({ ms: 100 }, { ms: 10, error: httpError(503) });
