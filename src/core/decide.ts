@@ -78,7 +78,27 @@ export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: n
  */
 export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: unknown): boolean {
   const { idempotent } = config;
-  return typeof idempotent === 'function' ? idempotent(ctx, error) : idempotent;
+  return typeof idempotent === 'function' ? answerOf('idempotent', idempotent(ctx, error)) : idempotent;
+}
+
+/**
+ * Asks the retry policy whether a failed attempt is worth another: `retryable` for an error,
+ * `retryOnResult` for a value (`returned`). User code: it may throw, as decide()'s callees may.
+ */
+export function isWorthRetrying(config: RetryConfig, ctx: AttemptContext, error: unknown, returned?: { value: unknown }): boolean {
+  if (returned === undefined) return answerOf('retryable', config.retryable(error, ctx));
+  return answerOf('retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
+}
+
+/**
+ * What a predicate option answered. A promise (an async predicate) is refused: it would count
+ * as `true` whatever it resolves to, and resend what the caller meant to keep.
+ */
+function answerOf(option: string, answer: unknown): boolean {
+  if ((typeof answer === 'object' || typeof answer === 'function') && typeof (answer as { then?: unknown } | null)?.then === 'function') {
+    throw new TypeError(`retry: options.${option} returned a promise; a predicate must answer at once with true or false`);
+  }
+  return Boolean(answer);
 }
 
 function giveUp(reason: DecidedReason, error: unknown): Decision {

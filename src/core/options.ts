@@ -84,7 +84,7 @@ const RULES: FieldRules = {
   backoff: { ok: isObject, rule: 'be an object' },
   maxAttempts: {
     ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1),
-    rule: 'be an integer >= 1 or Infinity',
+    rule: 'be a safe integer >= 1 or Infinity',
     range: true,
   },
   deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },

@@ -28,12 +28,10 @@ import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
 import { Context, listen } from './context.js';
-import { decide, isIdempotent } from './decide.js';
+import { decide, isIdempotent, isWorthRetrying } from './decide.js';
 import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 import type { RetryConfig } from './options.js';
-
-type RetryOnResult = NonNullable<RetryConfig['retryOnResult']>;
 
 /**
  * The state of one call: its own timer-queue entry and abort watcher (a call allocates no timer,
@@ -212,8 +210,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const elapsedMs = t - this.#startedAt;
     let decision: ReturnType<typeof decide>;
     try {
-      const transient =
-        returned === undefined ? config.retryable(error, ctx) : (config.retryOnResult as RetryOnResult)(returned.value, ctx);
+      const transient = isWorthRetrying(config, ctx, error, returned);
       // It may have aborted the caller's signal, which settled the call: nothing is recorded.
       if (this.#settled()) return;
       let idempotent = false;

@@ -74,7 +74,7 @@ export interface HedgeConfig {
 const RULES: FieldRules = {
   delayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
   hedger: { ok: (v) => hedgerState(v) !== undefined, rule: 'come from createHedger()' },
-  maxAttempts: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 1, rule: 'be an integer >= 1', range: true },
+  maxAttempts: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 1, rule: 'be a safe integer >= 1', range: true },
   deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
   retryable: FUNCTION,
   idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },

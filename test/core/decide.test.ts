@@ -2,7 +2,7 @@
 // the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision, type FailedAttempt, isIdempotent, MIN_SLEEP_MS } from '../../src/core/decide.js';
+import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
 import { readOptions } from '../../src/core/options.js';
 import { createRetryBudget, RetryError, type RetryOptions } from '../../src/index.js';
 
@@ -189,5 +189,31 @@ describe('isIdempotent', () => {
       ),
     ).toBe(true);
     expect(seen).toEqual([ctx, error]);
+  });
+});
+
+describe('isWorthRetrying', () => {
+  const ctx = { attempt: 1, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
+
+  it('asks retryable about an error and retryOnResult about a value, as true or false', () => {
+    const options = {
+      retryable: (error: unknown) => (error === 'again' ? 1 : 0),
+      retryOnResult: (value: unknown) => value === 'pending',
+    } as never;
+    expect(isWorthRetrying(config(options), ctx, 'again')).toBe(true);
+    expect(isWorthRetrying(config(options), ctx, 'stop')).toBe(false);
+    expect(isWorthRetrying(config(options), ctx, undefined, { value: 'pending' })).toBe(true);
+    expect(isWorthRetrying(config(options), ctx, undefined, { value: 'done' })).toBe(false);
+  });
+
+  it('refuses an async predicate, whose promise would count as true whatever it resolves to', () => {
+    const no = async () => false;
+    expect(() => isWorthRetrying(config({ retryable: no as never }), ctx, new Error('x'))).toThrow(
+      new TypeError('retry: options.retryable returned a promise; a predicate must answer at once with true or false'),
+    );
+    expect(() => isWorthRetrying(config({ retryOnResult: no as never }), ctx, undefined, { value: 1 })).toThrow(
+      /options\.retryOnResult returned a promise/,
+    );
+    expect(() => isIdempotent(config({ idempotent: no as never }), ctx, new Error('x'))).toThrow(/options\.idempotent returned a promise/);
   });
 });

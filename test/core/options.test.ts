@@ -5,7 +5,7 @@ const call = (options: unknown) => () => retry(async () => 1, options as RetryOp
 
 describe('retry() validates its options before anything runs', () => {
   it.each([
-    [{ maxAttempts: 0 }, RangeError, /options\.maxAttempts must be an integer >= 1 or Infinity, got 0/],
+    [{ maxAttempts: 0 }, RangeError, /options\.maxAttempts must be a safe integer >= 1 or Infinity, got 0/],
     [{ maxAttempts: 2.5 }, RangeError, /options\.maxAttempts .* got 2\.5/],
     [{ maxAttempts: '3' }, RangeError, /options\.maxAttempts .* got "3"/],
     [{ deadlineMs: -1 }, RangeError, /options\.deadlineMs must be a number > 0 .* got -1/],

@@ -38,6 +38,20 @@ describe('retry(): outcomes', () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
+  it('rejects with a TypeError naming the option when a predicate is async, and sends nothing again', async () => {
+    const fn = vi.fn(async () => {
+      throw httpError(503);
+    });
+    const reasons: string[] = [];
+    const p = retry(fn, { retryable: (async () => false) as never, onGiveUp: ({ reason }) => void reasons.push(reason) });
+    await expect(p).rejects.toThrow(
+      new TypeError('retry: options.retryable returned a promise; a predicate must answer at once with true or false'),
+    );
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(reasons).toEqual(['not-retryable']);
+    expect(clock.countTimers()).toBe(0);
+  });
+
   it('accepts synchronous values and non-Promise thenables', async () => {
     await expect(retry(() => 'sync')).resolves.toBe('sync');
     const thenable = { then: (resolve: (v: string) => void) => resolve('thenable') };

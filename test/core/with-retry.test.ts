@@ -71,7 +71,7 @@ describe('withRetry()', () => {
 
   it('checks the options once, when wrapping: bad ones throw then, and later changes do not apply', async () => {
     expect(() => withRetry(async () => 1, { maxAttempts: 0 })).toThrow(
-      new RangeError('withRetry: options.maxAttempts must be an integer >= 1 or Infinity, got 0'),
+      new RangeError('withRetry: options.maxAttempts must be a safe integer >= 1 or Infinity, got 0'),
     );
     expect(() => withRetry(async () => 1, { nope: 1 } as never)).toThrow(/^withRetry: unknown option "nope"/);
     expect(() => withRetry('not a function' as never)).toThrow(new TypeError('withRetry: fn must be a function, got "not a function"'));

@@ -435,7 +435,7 @@ describe('hedge(): options', () => {
     expect(() => hedge(fn, {})).toThrow('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
     expect(() => hedge(fn, { delayMs: -1 })).toThrow('hedge: options.delayMs must be a finite number >= 0, got -1');
     expect(() => hedge(fn, { delayMs: Number.NaN })).toThrow(RangeError);
-    expect(() => hedge(fn, { delayMs: 1, maxAttempts: 0 })).toThrow('hedge: options.maxAttempts must be an integer >= 1, got 0');
+    expect(() => hedge(fn, { delayMs: 1, maxAttempts: 0 })).toThrow('hedge: options.maxAttempts must be a safe integer >= 1, got 0');
     expect(() => hedge(fn, { delayMs: 1, deadlineMs: 0 })).toThrow('options.deadlineMs must be a number > 0');
     expect(() => hedge(fn, { delayMs: 1, hedger: {} as never })).toThrow('hedge: options.hedger must come from createHedger(), got {}');
     expect(() => hedge(fn, { delayMs: 1, onHedge: 'log' as never })).toThrow('hedge: options.onHedge must be a function, got "log"');

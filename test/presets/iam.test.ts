@@ -169,7 +169,7 @@ describe('iam(): the values of the IAM retry guidance', () => {
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(RangeError);
-      expect((error as Error).message).toMatch(/^iam: options\.maxAttempts must be an integer >= 1/);
+      expect((error as Error).message).toMatch(/^iam: options\.maxAttempts must be a safe integer >= 1/);
       expect((error as Error).cause).toBeInstanceOf(RangeError);
       expect(((error as Error).cause as Error).message).toMatch(/^retry: /);
     }
