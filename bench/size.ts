@@ -38,16 +38,20 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // Raised from 5,600 for issue 12 (5,991 B then); 6,370 after issue 15's re-layout (a pure
     // decide(), typed phases, table-driven option checks): the core is not yet at its target.
     // 7,050 for issue 13 (6,303 → 7,012 B): errors branded across copies, onSuccess/onGiveUp
-    // with their reasons, retryOnResult, unref, four more checked options.
-    limitBytes: 7050,
+    // with their reasons, retryOnResult, unref, four more checked options. 7,150 for the second
+    // session of issue 12 (7,012 → 7,100 B): async predicates refused by name, the backoff's
+    // fields held in the config itself (a per-call options literal holds 575 B, not 619).
+    limitBytes: 7150,
   },
   {
     name: 'whole package',
     source: `export * from '${ENTRY}';`,
     targetBytes: 10_000,
     // 15,046 B before issue 15's re-layout of the core, 14,796 B after (one Retry-After parser,
-    // one Google error-body reader, one cause-chain walk, one option checker).
-    limitBytes: 18_600,
+    // one Google error-body reader, one cause-chain walk, one option checker). 18,700 when
+    // probing found that resumable uploads called onSuccess once per chunk (18,241 → 18,587 B
+    // with that fix, hedge()'s hook isolation and the async-predicate check).
+    limitBytes: 18_700,
   },
 ];
 

@@ -95,8 +95,8 @@ export function isWorthRetrying(config: RetryConfig, ctx: AttemptContext, error:
  * as `true` whatever it resolves to, and resend what the caller meant to keep.
  */
 function answerOf(option: string, answer: unknown): boolean {
-  if ((typeof answer === 'object' || typeof answer === 'function') && typeof (answer as { then?: unknown } | null)?.then === 'function') {
-    throw new TypeError(`retry: options.${option} returned a promise; a predicate must answer at once with true or false`);
+  if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
+    throw new TypeError(`retry: options.${option} must return a boolean, got a promise`);
   }
   return Boolean(answer);
 }

@@ -209,11 +209,13 @@ describe('isWorthRetrying', () => {
   it('refuses an async predicate, whose promise would count as true whatever it resolves to', () => {
     const no = async () => false;
     expect(() => isWorthRetrying(config({ retryable: no as never }), ctx, new Error('x'))).toThrow(
-      new TypeError('retry: options.retryable returned a promise; a predicate must answer at once with true or false'),
+      new TypeError('retry: options.retryable must return a boolean, got a promise'),
     );
     expect(() => isWorthRetrying(config({ retryOnResult: no as never }), ctx, undefined, { value: 1 })).toThrow(
-      /options\.retryOnResult returned a promise/,
+      /options\.retryOnResult must return a boolean, got a promise/,
     );
-    expect(() => isIdempotent(config({ idempotent: no as never }), ctx, new Error('x'))).toThrow(/options\.idempotent returned a promise/);
+    expect(() => isIdempotent(config({ idempotent: no as never }), ctx, new Error('x'))).toThrow(
+      /options\.idempotent must return a boolean, got a promise/,
+    );
   });
 });

@@ -44,9 +44,7 @@ describe('retry(): outcomes', () => {
     });
     const reasons: string[] = [];
     const p = retry(fn, { retryable: (async () => false) as never, onGiveUp: ({ reason }) => void reasons.push(reason) });
-    await expect(p).rejects.toThrow(
-      new TypeError('retry: options.retryable returned a promise; a predicate must answer at once with true or false'),
-    );
+    await expect(p).rejects.toThrow(new TypeError('retry: options.retryable must return a boolean, got a promise'));
     expect(fn).toHaveBeenCalledTimes(1);
     expect(reasons).toEqual(['not-retryable']);
     expect(clock.countTimers()).toBe(0);
