@@ -33,4 +33,5 @@ console.log('| file | mutants | killed | timed out | survived | no coverage | di
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 const files = Object.entries(report.files).sort(([a], [b]) => a.localeCompare(b));
 for (const [path, { mutants }] of files) console.log(row(`\`${path.replace(/^src\//, '')}\``, mutants));
-console.log(row('**all**', files.flatMap(([, { mutants }]) => mutants)));
+const all = files.flatMap(([, { mutants }]) => mutants);
+console.log(row('**all**', all));
