@@ -13,6 +13,7 @@ const srcDir = join(root, 'src');
 const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
   ['util', /^util\//],
   ['types/errors', /^(types|errors)\.ts$/],
+  ['transfer', /^transfer\//],
   ['runtime', /^runtime\//],
   ['classify', /^classify\//],
   ['core', /^core\//],
@@ -137,6 +138,7 @@ describe('the checks themselves', () => {
   it('order the layers from util up to the entry points', () => {
     expect(layerOf('util/check.ts')).toBeLessThan(layerOf('errors.ts'));
     expect(layerOf('types.ts')).toBe(layerOf('errors.ts'));
+    expect(layerOf('transfer/crc32c.ts')).toBeLessThan(layerOf('fetch/resume.ts'));
     expect(layerOf('runtime/clock.ts')).toBeLessThan(layerOf('classify/predicates.ts'));
     expect(layerOf('classify/predicates.ts')).toBeLessThan(layerOf('core/run.ts'));
     expect(layerOf('core/run.ts')).toBeLessThan(layerOf('fleet/budget.ts'));
