@@ -180,3 +180,50 @@ export class HttpStatusError extends Error {
     return isInstance(this, HttpStatusError, 'HttpStatusError', value);
   }
 }
+
+/**
+ * Why a download could not be resumed (see {@link ResumeError}).
+ *
+ * @example
+ * const startOver = (reason: ResumeErrorReason): boolean => reason === 'changed'; // fetch the new version whole
+ */
+export type ResumeErrorReason = 'changed' | 'range-ignored' | 'bad-range' | 'unpinned' | 'checksum';
+
+/**
+ * The error a resumed body fails with when the rest cannot be had exactly: the object changed
+ * since the download began (`'changed'`: a 412, or another ETag, Last-Modified or generation),
+ * the server sent the whole object again after part of it had been read (`'range-ignored'`),
+ * its answer was not the range asked for (`'bad-range'`), nothing in the first response pins
+ * its version (`'unpinned'`: no strong ETag, Last-Modified or `x-goog-generation`, so the rest
+ * could be of another version), or the bytes of a resumed Cloud Storage download do not match
+ * the object's CRC32C (`'checksum'`). Never retried: asking again would get the same answer.
+ * `instanceof` recognises one from any copy of the library.
+ *
+ * @example
+ * try {
+ *   const text = await (await retryFetch(url)).text();
+ * } catch (error) {
+ *   if (error instanceof ResumeError && error.reason === 'changed') {
+ *     // the object was overwritten mid-download: start over to get the new version whole
+ *   }
+ * }
+ */
+export class ResumeError extends Error {
+  override readonly name = 'ResumeError';
+  /** Why the download could not continue. */
+  readonly reason: ResumeErrorReason;
+  /** Bytes received (and handed over) before the download failed. */
+  readonly receivedBytes: number;
+
+  constructor(reason: ResumeErrorReason, receivedBytes: number, detail: string, cause?: unknown) {
+    super(`resume: cannot continue the download after ${receivedBytes} bytes: ${detail}`, { cause });
+    this.reason = reason;
+    this.receivedBytes = receivedBytes;
+    brand(this, 'ResumeError');
+  }
+
+  /** True for a ResumeError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, ResumeError, 'ResumeError', value);
+  }
+}

@@ -1,57 +1,24 @@
 /**
  * Download resume: a body that breaks mid-way is continued, not failed. The rest is asked for
- * with `Range: bytes=<received>-` and a validator that pins the version already half read, the
- * answer is checked (a 206 that starts where the break was, of the same object), and its bytes
- * continue the same stream. Each resume is a retry() run whose first attempt is the break
- * itself, so the break is judged, counted and waited for like any failed attempt; which run
- * (remaining deadline and attempts, signal, budget, hooks) is retryFetch's to say (the driver).
+ * with `Range: bytes=<received>-` and a validator that pins the version already half read; the
+ * answer is judged by the integrity rule (transfer/download.ts: the bytes of one version of the
+ * object, exactly, or an error) and its bytes continue the same stream. Each resume is a retry()
+ * run whose first attempt is the break itself, so the break is judged, counted and waited for
+ * like any failed attempt; which run (remaining deadline and attempts, signal, budget, hooks) is
+ * retryFetch's to say (the driver).
  */
+import { ResumeError } from '../errors.js';
+import { type DownloadProgress, trackDownload } from '../transfer/download.js';
 import type { AttemptContext } from '../types.js';
-import { HttpStatusError } from '../errors.js';
-import { cancelBody } from './responses.js';
-
-/**
- * Why a download could not be resumed (see {@link ResumeError}).
- *
- * @example
- * const retryable = (reason: ResumeErrorReason): boolean => reason === 'changed'; // start over for the new version
- */
-export type ResumeErrorReason = 'changed' | 'range-ignored' | 'bad-range';
-
-/**
- * The error a resumed body fails with when the rest cannot be had safely: the object changed
- * since the download began (`'changed'`: a 412, or another ETag or generation), the server sent
- * the whole object again after part of it had been read (`'range-ignored'`), or its answer was
- * not the range asked for (`'bad-range'`). Never retried: asking again would get the same answer.
- *
- * @example
- * try {
- *   const text = await (await retryFetch(url)).text();
- * } catch (error) {
- *   if (error instanceof ResumeError && error.reason === 'changed') {
- *     // the object was overwritten mid-download: start over to get the new version whole
- *   }
- * }
- */
-export class ResumeError extends Error {
-  override readonly name = 'ResumeError';
-  /** Why the download could not continue. */
-  readonly reason: ResumeErrorReason;
-  /** Bytes received before the break. */
-  readonly receivedBytes: number;
-
-  constructor(reason: ResumeErrorReason, receivedBytes: number, detail: string, cause?: unknown) {
-    super(`resume: cannot continue the download after ${receivedBytes} bytes: ${detail}`, { cause });
-    this.reason = reason;
-    this.receivedBytes = receivedBytes;
-  }
-}
+import { cancelBody, ignore } from './responses.js';
 
 /** What retryFetch lends the resume machinery: how to run attempts and send one range request. */
 export interface ResumeDriver {
   /**
    * Runs `attempt` under the call's retry policy (its remaining deadline and attempts), as the
-   * retries of the attempt whose body broke with `broken`.
+   * retries of the attempt whose body broke with `broken`; with `broken` undefined, the first
+   * attempt is sent at once, as the continuation of the same attempt (a part ended short of the
+   * whole, which is no failure).
    */
   run(broken: unknown, attempt: (ctx: AttemptContext) => Promise<Response>): Promise<Response>;
   /** Sends the request again with `headers` added and, when given, `generation` in its query. */
@@ -60,15 +27,6 @@ export interface ResumeDriver {
   stopped(): boolean;
   /** The reader cancelled the body: a resume under way is abandoned. */
   stop(reason: unknown): void;
-}
-
-/** What pins the version whose bytes were received. */
-interface Validator {
-  readonly etag: string | undefined;
-  readonly lastModified: string | undefined;
-  readonly generation: string | undefined;
-  /** The whole length, from Content-Length, when known. */
-  readonly total: number | undefined;
 }
 
 /**
@@ -81,88 +39,22 @@ export function canResume(response: Response): boolean {
   return response.status === 200 && response.body !== null && (encoding === null || /^\s*identity\s*$/i.test(encoding));
 }
 
-function validatorOf(response: Response): Validator {
-  const etag = response.headers.get('etag') ?? undefined;
-  const length = response.headers.get('content-length');
-  return {
-    // A weak ETag promises equivalent content, not the same bytes: no use for a byte range.
-    etag: etag !== undefined && !etag.startsWith('W/') ? etag : undefined,
-    lastModified: response.headers.get('last-modified') ?? undefined,
-    generation: response.headers.get('x-goog-generation') ?? undefined,
-    total: length !== null && /^\d+$/.test(length) ? Number(length) : undefined,
-  };
-}
-
-/** The headers of the request for the bytes from `received` on, of the same version. */
-function rangeHeaders(received: number, v: Validator): Record<string, string> {
-  const headers: Record<string, string> = { range: `bytes=${received}-` };
-  // Cloud Storage pins the version by its generation (in the query); elsewhere the strong ETag,
-  // else the modification date, makes a changed resource answer 412 instead of other bytes.
-  if (v.generation === undefined) {
-    if (v.etag !== undefined) headers['if-match'] = v.etag;
-    else if (v.lastModified !== undefined) headers['if-unmodified-since'] = v.lastModified;
-  }
-  return headers;
-}
-
-/** Throws when `res` is of another version than `v` says (a 200 or a 206 alike). */
-function checkSameVersion(res: Response, v: Validator, received: number): void {
-  const etag = res.headers.get('etag');
-  const generation = res.headers.get('x-goog-generation');
-  const changed =
-    (v.etag !== undefined && etag !== null && etag !== v.etag) ||
-    (v.generation !== undefined && generation !== null && generation !== v.generation);
-  if (changed) {
-    cancelBody(res);
-    throw new ResumeError(
-      'changed',
-      received,
-      `the object changed since the download began (ETag ${v.etag ?? '-'} → ${etag ?? '-'}, generation ${v.generation ?? '-'} → ${generation ?? '-'})`,
-    );
-  }
+/** The error a body that ended before its declared end is resumed after, like a break. */
+function truncated(progress: DownloadProgress): Error {
+  return new Error(`the body ended after ${progress.received} bytes, before the end its headers declared`);
 }
 
 /**
- * Checks the answer to a range request: a 206 of the same version starting at `received` (or,
- * when `restartable`, a 200 of the same version: the whole body again). Returns whether it is
- * a restart. Throws a ResumeError for what asking again cannot fix, an HttpStatusError for an
- * error status (for the retry policy to judge).
+ * Judges an answer for the rest, cancelling its body when it is refused. Returns whether it
+ * restarts the body from byte 0.
  */
-function accept(res: Response, received: number, v: Validator, restartable: boolean, method: string): boolean {
-  if (res.status === 412) {
+function accept(progress: DownloadProgress, res: Response, method: string, restartable: boolean): boolean {
+  try {
+    return progress.answer(res, method, restartable);
+  } catch (error) {
     cancelBody(res);
-    throw new ResumeError('changed', received, 'the object changed since the download began (HTTP 412 to the resume request)');
+    throw error;
   }
-  if (res.status >= 400) {
-    cancelBody(res);
-    throw new HttpStatusError(res, method);
-  }
-  checkSameVersion(res, v, received);
-  if (res.status === 200 && res.body !== null) {
-    if (restartable) return true;
-    cancelBody(res);
-    throw new ResumeError(
-      'range-ignored',
-      received,
-      `the server ignored "Range: bytes=${received}-" and sent the whole body again (HTTP 200), after part of it had been read`,
-    );
-  }
-  const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers.get('content-range')?.trim() ?? '');
-  const total = range?.[3] === '*' ? undefined : Number(range?.[3]);
-  if (
-    res.status !== 206 ||
-    range === null ||
-    Number(range[1]) !== received ||
-    (v.total !== undefined && total !== undefined && total !== v.total)
-  ) {
-    cancelBody(res);
-    throw new ResumeError(
-      'bad-range',
-      received,
-      `asked for bytes ${received}- of ${v.total ?? '?'}, got HTTP ${res.status} with Content-Range ${JSON.stringify(res.headers.get('content-range'))}`,
-    );
-  }
-  return false;
 }
 
 /** Reads a response's body, resuming it after each break. */
@@ -173,38 +65,62 @@ interface ResumingReader {
 
 /**
  * A reader of `first`'s body that resumes after breaks. A server that ignores Range may send
- * the whole body again only before any byte was received (none was handed over yet).
+ * the whole body again only before any byte was received (none was handed over yet); without a
+ * validator, bytes already handed over are never continued.
  */
 function resumingReader(first: Response, driver: ResumeDriver, method: string): ResumingReader {
-  const v = validatorOf(first);
+  const progress = trackDownload(first);
   let reader = (first.body as ReadableStream<Uint8Array>).getReader();
-  let received = 0;
+  /** Asks for the rest after `broken` (undefined: a part ended short) and reads on from its answer. */
   const resume = async (broken: unknown): Promise<void> => {
-    let restart = false;
+    if (progress.received > 0 && !progress.pinned) {
+      throw new ResumeError(
+        'unpinned',
+        progress.received,
+        'the first response carries no ETag, Last-Modified or x-goog-generation, so the rest could be of another version',
+        broken,
+      );
+    }
     const next = await driver.run(broken, async (ctx) => {
-      const res = await driver.send(rangeHeaders(received, v), v.generation, ctx);
-      restart = accept(res, received, v, received === 0, method);
+      const { headers, generation } = progress.rest();
+      const res = await driver.send(headers, generation, ctx);
+      accept(progress, res, method, progress.received === 0);
       return res;
     });
-    if (restart) received = 0;
     reader = (next.body as ReadableStream<Uint8Array>).getReader();
+    // Cancelled while the answer was on its way: nobody will read it.
+    if (driver.stopped()) reader.cancel().catch(ignore);
+  };
+  const next = async (): Promise<ReadableStreamReadResult<Uint8Array> | 'more'> => {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      if (driver.stopped()) throw error;
+      await resume(error);
+      return 'more';
+    }
+    if (!chunk.done) {
+      progress.take(chunk.value);
+      return chunk;
+    }
+    const end = progress.ended();
+    if (end === 'complete') return chunk;
+    await resume(end === 'truncated' ? truncated(progress) : undefined);
+    return 'more';
   };
   return {
     async read() {
       for (;;) {
-        try {
-          const chunk = await reader.read();
-          if (!chunk.done) received += chunk.value.byteLength;
-          return chunk;
-        } catch (error) {
-          if (driver.stopped()) throw error;
-          await resume(error);
-        }
+        const chunk = await next();
+        if (chunk !== 'more') return chunk;
       }
     },
-    cancel: (reason) => {
+    async cancel(reason) {
       driver.stop(reason);
-      return reader.cancel(reason);
+      // The reader may be the broken one, whose cancel rejects with the break already handled:
+      // cancelling a body resolves, as fetch's does.
+      await reader.cancel(reason).catch(ignore);
     },
   };
 }
@@ -240,39 +156,66 @@ export function resumingResponse(first: Response, driver: ResumeDriver, method: 
  * A body read into memory across attempts (`bufferBody`): an attempt whose body breaks fails
  * with the break (retry() judges it and waits), keeping what it had; the next attempt asks only
  * for the rest. Nobody has read a byte yet, so a server that ignores Range may send the whole
- * body again: the buffer starts over.
+ * body again (the buffer starts over), and a body that pins no version starts over whole.
  */
 export interface BodyBuffer {
-  /** The headers and generation of the next attempt's request, once a body broke; else undefined. */
+  /** The headers and generation of the next request, once a body broke or a part ended short; else undefined. */
   next(): { headers: Record<string, string>; generation: string | undefined } | undefined;
-  /** Reads `res` (the first answer, or the answer to `next()`) to its end into the buffer. */
-  fill(res: Response, method: string): Promise<Response>;
+  /**
+   * Reads `res` (the first answer, or the answer to `next()`) to its end into the buffer, for the
+   * attempt whose signal is `signal`: the whole response, or undefined when a part ended short of
+   * the whole (send `next()` and fill again). Once `signal` aborts (the attempt was abandoned),
+   * its body is cancelled and nothing more of it reaches the buffer.
+   */
+  fill(res: Response, method: string, signal: AbortSignal): Promise<Response | undefined>;
 }
 
 /** An empty {@link BodyBuffer}. */
 export function bodyBuffer(): BodyBuffer {
-  let v: Validator | undefined;
+  let progress: DownloadProgress | undefined;
   let chunks: Uint8Array[] = [];
-  let received = 0;
   let first: Response | undefined;
+  // Only the latest fill may write: an abandoned attempt's body may still be arriving.
+  let current = 0;
+  const reset = (): void => {
+    progress = undefined;
+    chunks = [];
+  };
   return {
-    next: () => (v === undefined ? undefined : { headers: rangeHeaders(received, v), generation: v.generation }),
-    async fill(res, method) {
-      if (v === undefined) {
-        v = validatorOf(res);
+    next: () => (progress === undefined ? undefined : progress.rest()),
+    async fill(res, method, signal) {
+      const mine = ++current;
+      if (progress === undefined) {
+        progress = trackDownload(res);
         first = res;
-      } else if (accept(res, received, v, true, method)) {
+      } else if (accept(progress, res, method, true)) {
         chunks = [];
-        received = 0;
       }
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-      for (;;) {
-        const chunk = await reader.read();
-        if (chunk.done) break;
-        chunks.push(chunk.value);
-        received += chunk.value.byteLength;
+      const abandon = (): void => {
+        reader.cancel(signal.reason).catch(ignore);
+      };
+      signal.addEventListener('abort', abandon, { once: true });
+      const own = progress;
+      try {
+        for (;;) {
+          const chunk = await reader.read();
+          if (mine !== current || signal.aborted) throw signal.reason;
+          if (chunk.done) break;
+          own.take(chunk.value);
+          chunks.push(chunk.value);
+        }
+        const end = own.ended();
+        if (end === 'truncated') throw truncated(own);
+        if (end === 'more') return undefined;
+      } catch (error) {
+        // A version nobody pinned cannot be continued: the next attempt starts over whole.
+        if (mine === current && !own.pinned) reset();
+        throw error;
+      } finally {
+        signal.removeEventListener('abort', abandon);
       }
-      const whole = new Uint8Array(received);
+      const whole = new Uint8Array(own.received);
       let at = 0;
       for (const chunk of chunks) {
         whole.set(chunk, at);

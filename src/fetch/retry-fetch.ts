@@ -4,7 +4,6 @@
  * failures, which requests are safe to send again (request-plan.ts), and what becomes of the
  * responses that are not returned (responses.ts).
  */
-import { unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { describe } from '../util/check.js';
 import { hedge } from '../fleet/hedge.js';
 import { notSent } from '../classify/not-sent.js';
@@ -12,14 +11,15 @@ import type { RetryPredicate } from '../types.js';
 import { isTransient } from '../classify/predicates.js';
 import { DEFAULT_DEADLINE_MS } from '../core/options.js';
 import type { AttemptContext } from '../types.js';
-import { RetryError } from '../errors.js';
+import { ResumeError, RetryError } from '../errors.js';
 import { retry } from '../core/retry.js';
 import { steadyNow } from '../runtime/clock.js';
 import { type RetryFetchOptions, asOwnError, readFetchOptions } from './fetch-options.js';
 import { HttpStatusError } from '../errors.js';
 import { type RequestPlan, planRequest } from './request-plan.js';
-import { cancelBody, discarded, followLate, handOver, ignore, readWholeBody, trackResponse } from './responses.js';
-import { type ResumeDriver, ResumeError, bodyBuffer, canResume, resumingResponse } from './resume.js';
+import { eitherSignal } from './either-signal.js';
+import { cancelBody, discarded, followLate, handOver, readWholeBody, trackResponse } from './responses.js';
+import { type ResumeDriver, bodyBuffer, canResume, resumingResponse } from './resume.js';
 
 /**
  * `fetch`, retried. Resolves with a `Response` and rejects with an error exactly where fetch
@@ -150,11 +150,21 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     const rest = buffer?.next();
     let response = await (rest === undefined ? sendOnce(ctx) : sendOnce(ctx, rest.headers, rest.generation));
     if (buffer !== undefined && (rest !== undefined || canResume(response))) {
-      // A break fails this attempt and leaves the bytes so far in the buffer, for the next one.
-      response = await buffer.fill(response, plan.method).catch((error: unknown) => {
-        throw discarded(response, error);
-      });
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      // A break fails this attempt and leaves the bytes so far in the buffer, for the next one;
+      // a part that ends short of the whole is continued within the attempt.
+      for (;;) {
+        const part = response;
+        const whole = await buffer.fill(part, plan.method, ctx.signal).catch((error: unknown) => {
+          throw discarded(part, error);
+        });
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (whole !== undefined) {
+          response = whole;
+          break;
+        }
+        const more = buffer.next() as { headers: Record<string, string>; generation: string | undefined };
+        response = await sendOnce(ctx, more.headers, more.generation);
+      }
     } else if (bufferBody === true) {
       await readWholeBody(response);
       if (ctx.signal.aborted) throw discarded(response, ctx.signal.reason);
@@ -202,7 +212,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
         const { onRetry } = retryOptions;
         try {
           const next = await retry(
-            counted((ctx) => (ctx.attempt === 1 ? Promise.reject(broken) : resumed(ctx))),
+            // A break is the run's failed first attempt; a continuation (nothing broke) sends at once.
+            counted((ctx) => (ctx.attempt === 1 && broken !== undefined ? Promise.reject(broken) : resumed(ctx))),
             {
               ...retryOptions,
               maxAttempts: (retryOptions.maxAttempts ?? Infinity) - base + 1,
@@ -265,28 +276,4 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
       throw error;
     },
   );
-}
-
-/**
- * The call's signal from the caller's two (`init.signal` or the Request's, and
- * `options.signal`): a controller told by either until `dispose()`, called when the call
- * settles. Through abort-watch, so a signal shared by many calls keeps one listener. (Not
- * AbortSignal.any: in Node, each signal it returns stays referenced from a long-lived source,
- * some 50 bytes a call, nodejs/node#55351.)
- */
-function eitherSignal(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal | undefined; dispose(): void } {
-  if (a === undefined || b === undefined) return { signal: a ?? b, dispose: ignore };
-  const controller = new AbortController();
-  const watcher = { onCallerAbort: (reason: unknown): void => controller.abort(reason) };
-  if (a.aborted) controller.abort(a.reason);
-  else if (b.aborted) controller.abort(b.reason);
-  watchAbort(a, watcher);
-  watchAbort(b, watcher);
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      unwatchAbort(a, watcher);
-      unwatchAbort(b, watcher);
-    },
-  };
 }

@@ -3,6 +3,7 @@
 // the timing tests run in virtual time with an injected fetch whose bodies break on cue.
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, ResumeError, RetryError, type RetryEvent, type RetryFetchOptions, gcs, retryFetch } from '../../src/index.js';
+import { crc32c } from '../../src/transfer/crc32c.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
@@ -295,6 +296,112 @@ describe('retryFetch resume in virtual time', () => {
     expect(calls).toBe(1);
   });
 
+  it('resolves a cancel during the resume wait and sends nothing more (item 10: no stale "terminated" rejection)', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+    };
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.byteLength).toBe(10);
+    const pending = track(reader.read());
+    await clock.tickAsync(400);
+    const cancelled = track(reader.cancel(new Error('not needed')));
+    await clock.tickAsync(0);
+    expect(cancelled.state).toBe('resolved');
+    await clock.runAllAsync();
+    expect(pending.state).toBe('resolved');
+    expect(calls).toBe(1);
+  });
+
+  it("rejects an aborted pipeTo with the caller's reason during the resume wait (item 10)", async () => {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+    };
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+    });
+    const controller = new AbortController();
+    const piped = track((res.body as ReadableStream<Uint8Array>).pipeTo(new WritableStream(), { signal: controller.signal }));
+    await clock.tickAsync(400);
+    const reason = new Error('user left');
+    controller.abort(reason);
+    await clock.runAllAsync();
+    expect(piped.state).toBe('rejected');
+    expect(piped.error).toBe(reason);
+    expect(calls).toBe(1);
+  });
+
+  it("keeps an abandoned attempt's late bytes out of the bufferBody buffer (item 13)", async () => {
+    const ranges: Array<string | null> = [];
+    /** A body that sends `parts` ([delay ms, text]) and then ends or breaks, whatever its fetch's signal says. */
+    const timed = (parts: Array<[number, string]>, end: 'close' | 'break', status: number, headers: Record<string, string>) => {
+      let cancelled = false;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          let at = 0;
+          for (const [delay, text] of parts) {
+            at += delay;
+            setTimeout(() => {
+              if (!cancelled) controller.enqueue(new TextEncoder().encode(text));
+            }, at);
+          }
+          setTimeout(() => {
+            if (cancelled) return;
+            if (end === 'close') controller.close();
+            else controller.error(new TypeError('terminated'));
+          }, at + 1);
+        },
+        cancel() {
+          cancelled = true;
+        },
+      });
+      return new Response(body, { status, headers });
+    };
+    const fn: typeof fetch = async (_input, init) => {
+      ranges.push(new Headers(init?.headers).get('range'));
+      // The first attempt: 5 bytes, then 5 more long after its 100 ms timeout, then a break.
+      if (ranges.length === 1)
+        return timed(
+          [
+            [0, 'aaaaa'],
+            [150, 'xxxxx'],
+          ],
+          'break',
+          200,
+          { etag: '"v1"', 'content-length': '20' },
+        );
+      return timed(
+        [
+          [20, 'bbbbb'],
+          [60, 'b'.repeat(10)],
+        ],
+        'close',
+        206,
+        { etag: '"v1"', 'content-range': 'bytes 5-19/20' },
+      );
+    };
+    const call = track(
+      retryFetch('http://x.test/', undefined, {
+        fetch: fn,
+        bufferBody: true,
+        attemptTimeoutMs: 100,
+        backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' },
+      }),
+    );
+    await clock.runAllAsync();
+    expect(call.state).toBe('resolved');
+    expect(await call.value?.text()).toBe(`aaaaa${'b'.repeat(15)}`);
+    expect(ranges).toEqual([null, 'bytes=5-']);
+  });
+
   it('keeps the call\'s deadline: a break after it fails the stream with RetryError "deadline", no request sent', async () => {
     let calls = 0;
     const fn: typeof fetch = async () => {
@@ -389,5 +496,147 @@ describe('retryFetch resume: what a resumed answer must be (injected fetch, real
     const error = (await rejection(res2.text())) as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error.status).toBe(404);
+  });
+});
+
+describe('the integrity rule: the bytes of one version of the object, exactly, or an error', () => {
+  /** A fetch through which the testbench looks like a server without validators, the object overwritten after the first answer. */
+  function unpinnedServer(tb: Testbench, name: string, next: Buffer) {
+    let calls = 0;
+    const fn: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (++calls === 1) tb.objects.set(name, { data: next, generation: '2' });
+      const headers = new Headers(res.headers);
+      for (const key of ['etag', 'x-goog-generation', 'last-modified']) headers.delete(key);
+      return new Response(res.body, { status: res.status, headers });
+    };
+    return fn;
+  }
+
+  it('fails a stream that broke after bytes were handed over when nothing pins the version (item 1: no splice of two versions)', async () => {
+    const v1 = pattern(200 * KiB);
+    const tb = await bench('u', v1);
+    tb.downloadFaults.push({ breakAfter: 50 * KiB });
+    const res = await retryFetch(tb.mediaUrl('u'), undefined, { ...quick, fetch: unpinnedServer(tb, 'u', Buffer.alloc(200 * KiB, 0x7a)) });
+    const error = (await rejection(res.arrayBuffer())) as ResumeError;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.reason).toBe('unpinned');
+    expect(error.receivedBytes).toBe(50 * KiB);
+    expect((error.cause as Error).message).toBe('terminated');
+    expect(gets(tb)).toHaveLength(1);
+  });
+
+  it('with bufferBody, starts over whole when nothing pins the version: the new version, exactly', async () => {
+    const v2 = Buffer.alloc(200 * KiB, 0x7a);
+    const tb = await bench('ub', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 50 * KiB });
+    const res = await retryFetch(tb.mediaUrl('ub'), undefined, { ...quick, bufferBody: true, fetch: unpinnedServer(tb, 'ub', v2) });
+    expect(Buffer.from(await res.arrayBuffer()).equals(v2)).toBe(true);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, null]);
+  });
+
+  /** First answer: a 200 of 20 bytes ('a' × 10, then a break) with `headers`; then `next` for each later request. */
+  function script(headers: Record<string, string>, next: Array<() => Response>) {
+    const ranges: Array<string | null> = [];
+    const fn: typeof fetch = async (_input, init) => {
+      ranges.push(new Headers(init?.headers).get('range'));
+      if (ranges.length === 1) {
+        const body = new ReadableStream<Uint8Array>({
+          start: (c) => c.enqueue(new Uint8Array(10).fill(0x61)),
+          pull: (c) => c.error(new TypeError('terminated')),
+        });
+        return new Response(body, { headers: { 'content-length': '20', ...headers } });
+      }
+      return (next[ranges.length - 2] ?? (() => new Response('?', { status: 500 })))();
+    };
+    return { fn, ranges };
+  }
+  const answer =
+    (body: string, headers: Record<string, string>, status = 206) =>
+    () =>
+      new Response(body, { status, headers });
+
+  it.each([false, true])(
+    'asks for the rest after a 206 shorter than asked for (item 2, RFC 9110 §15.3.7), bufferBody %s',
+    async (bufferBody) => {
+      const { fn, ranges } = script({ etag: '"v1"' }, [
+        answer('bbbbb', { etag: '"v1"', 'content-range': 'bytes 10-14/20' }),
+        answer('ccccc', { etag: '"v1"', 'content-range': 'bytes 15-19/20' }),
+      ]);
+      const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn, bufferBody });
+      expect(await res.text()).toBe(`${'a'.repeat(10)}bbbbbccccc`);
+      expect(ranges).toEqual([null, 'bytes=10-', 'bytes=15-']);
+    },
+  );
+
+  it('fails with "bad-range" when a 206 sends more bytes than its Content-Range, before handing any of them over', async () => {
+    const { fn } = script({ etag: '"v1"' }, [answer('b'.repeat(12), { etag: '"v1"', 'content-range': 'bytes 10-19/20' })]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.byteLength).toBe(10);
+    const error = (await rejection(reader.read())) as ResumeError;
+    expect(error.reason).toBe('bad-range');
+  });
+
+  it('fails with "changed" when the 206 carries another Last-Modified, the only validator (item 3)', async () => {
+    const { fn, ranges } = script({ 'last-modified': 'Mon, 01 Jun 2026 00:00:00 GMT' }, [
+      answer('b'.repeat(10), { 'last-modified': 'Tue, 02 Jun 2026 00:00:00 GMT', 'content-range': 'bytes 10-19/20' }),
+    ]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    const error = (await rejection(res.text())) as ResumeError;
+    expect(error.reason).toBe('changed');
+    expect(error.message).toContain('Last-Modified Mon, 01 Jun 2026 00:00:00 GMT → Tue, 02 Jun 2026 00:00:00 GMT');
+    expect(ranges).toHaveLength(2);
+  });
+
+  it.each([
+    ['carries a Content-Range', { 'content-range': 'bytes 4-19/20', 'content-length': '16' }, 'b'.repeat(16)],
+    ['is of another length', { 'content-length': '16' }, 'b'.repeat(16)],
+  ])('with bufferBody, refuses a 200 to the ranged retry that %s: not a restart (item 4)', async (_what, headers, body) => {
+    const { fn } = script({ etag: '"v1"' }, [answer(body, { etag: '"v1"', ...headers }, 200)]);
+    const error = (await rejection(retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn, bufferBody: true }))) as ResumeError;
+    expect(error).toBeInstanceOf(ResumeError);
+    expect(error.reason).toBe('bad-range');
+  });
+
+  it('restarts the buffer on a 200 of the whole object again (same version and length)', async () => {
+    const { fn } = script({ etag: '"v1"' }, [answer('c'.repeat(20), { etag: '"v1"', 'content-length': '20' }, 200)]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn, bufferBody: true });
+    expect(await res.text()).toBe('c'.repeat(20));
+  });
+
+  /** x-goog-hash of `data`, as Cloud Storage writes it. */
+  const googHash = (data: Uint8Array): string => {
+    const crc = crc32c(data);
+    return `crc32c=${Buffer.from([crc >>> 24, (crc >>> 16) & 0xff, (crc >>> 8) & 0xff, crc & 0xff]).toString('base64')}`;
+  };
+
+  it.each([false, true])(
+    "checks a resumed Cloud Storage download against x-goog-hash's CRC32C (item 5), bufferBody %s",
+    async (bufferBody) => {
+      const object = new Uint8Array(20).fill(0x61);
+      const good = script({ 'x-goog-generation': '7', 'x-goog-hash': googHash(object) }, [
+        answer('a'.repeat(10), { 'x-goog-generation': '7', 'content-range': 'bytes 10-19/20' }),
+      ]);
+      const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: good.fn, bufferBody });
+      expect(await res.text()).toBe('a'.repeat(20));
+      // Same generation, other bytes (a faulty cache or proxy): the checksum tells.
+      const bad = script({ 'x-goog-generation': '7', 'x-goog-hash': googHash(object) }, [
+        answer('b'.repeat(10), { 'x-goog-generation': '7', 'content-range': 'bytes 10-19/20' }),
+      ]);
+      const call = retryFetch('http://x.test/o', undefined, { ...quick, fetch: bad.fn, bufferBody });
+      const error = (await rejection(bufferBody ? call : call.then((r) => r.text()))) as ResumeError;
+      expect(error).toBeInstanceOf(ResumeError);
+      expect(error.reason).toBe('checksum');
+      expect(error.receivedBytes).toBe(20);
+    },
+  );
+
+  it('takes no checksum from x-goog-hash when Cloud Storage decompressed the object (the hash is of the stored bytes)', async () => {
+    const { fn } = script({ 'x-goog-generation': '7', 'x-goog-hash': 'crc32c=AAAAAA==', 'x-goog-stored-content-encoding': 'gzip' }, [
+      answer('b'.repeat(10), { 'x-goog-generation': '7', 'content-range': 'bytes 10-19/20' }),
+    ]);
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
+    expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
   });
 });
