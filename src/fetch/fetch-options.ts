@@ -70,7 +70,9 @@ export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOn
    * call: same backoff, deadline, attempts, budget, signal and `onRetry`. Default `true` for
    * GET (no effect on other methods, on a request with its own `Range`, or on a response whose
    * body is content-encoded, whose byte offsets fetch hides); `false` hands a broken body over
-   * as fetch does.
+   * as fetch does. What you read is the bytes of one version, exactly, or a `ResumeError`: a
+   * body that pins no version (no validator) fails instead of continuing after bytes were read,
+   * and a resumed Cloud Storage download is checked against `x-goog-hash`'s CRC32C.
    */
   resume?: boolean;
 }
