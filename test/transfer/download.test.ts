@@ -1,0 +1,209 @@
+// The integrity rule of a resumed download, as a pure state: what trackDownload accepts, asks
+// for and refuses, with real Response objects and no network. retryFetch's own tests
+// (test/fetch/resume.test.ts) drive it through real streams and a loopback server.
+import { describe, expect, it } from 'vitest';
+import { HttpStatusError, ResumeError } from '../../src/errors.js';
+import { crc32c } from '../../src/transfer/crc32c.js';
+import { trackDownload } from '../../src/transfer/download.js';
+
+const first = (headers: Record<string, string>, length = 20) =>
+  new Response(new Uint8Array(length), { headers: { 'content-length': String(length), ...headers } });
+const reply = (status: number, headers: Record<string, string>, body: BodyInit | null = 'x') => new Response(body, { status, headers });
+const bytes = (n: number, fill = 0x61) => new Uint8Array(n).fill(fill);
+
+function refusal(action: () => unknown): ResumeError {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ResumeError);
+    return error as ResumeError;
+  }
+  throw new Error('expected a ResumeError');
+}
+
+describe('trackDownload: what pins the version, and the request for the rest', () => {
+  it('pins Cloud Storage downloads by generation, in the query only', () => {
+    const d = trackDownload(first({ 'x-goog-generation': '7', etag: '"e"' }));
+    d.take(bytes(5));
+    expect(d.pinned).toBe(true);
+    expect(d.rest()).toEqual({ headers: { range: 'bytes=5-' }, generation: '7' });
+  });
+
+  it('pins by the strong ETag (If-Match), else Last-Modified (If-Unmodified-Since)', () => {
+    expect(trackDownload(first({ etag: '"e"', 'last-modified': 'L' })).rest()).toEqual({
+      headers: { range: 'bytes=0-', 'if-match': '"e"' },
+      generation: undefined,
+    });
+    expect(trackDownload(first({ etag: 'W/"e"', 'last-modified': 'L' })).rest().headers).toEqual({
+      range: 'bytes=0-',
+      'if-unmodified-since': 'L',
+    });
+  });
+
+  it('is unpinned with a weak ETag alone, or nothing', () => {
+    expect(trackDownload(first({ etag: 'W/"e"' })).pinned).toBe(false);
+    const none = trackDownload(first({}));
+    expect(none.pinned).toBe(false);
+    expect(none.rest().headers).toEqual({ range: 'bytes=0-' });
+  });
+});
+
+describe('trackDownload: judging the answer', () => {
+  const tracked = (received = 10, headers: Record<string, string> = { etag: '"e"' }) => {
+    const d = trackDownload(first(headers));
+    d.take(bytes(received));
+    return d;
+  };
+
+  it('continues with a 206 that starts where the body broke, of the same object', () => {
+    const d = tracked();
+    expect(d.answer(reply(206, { etag: '"e"', 'content-range': 'bytes 10-19/20', 'content-length': '10' }), 'GET', false)).toBe(false);
+    d.take(bytes(10));
+    expect(d.ended()).toBe('complete');
+  });
+
+  it('takes a 206 of unknown total (`/*`) against the first response’s length', () => {
+    const d = tracked();
+    expect(d.answer(reply(206, { 'content-range': 'bytes 10-14/*' }), 'GET', false)).toBe(false);
+    d.take(bytes(5));
+    expect(d.ended()).toBe('more');
+    expect(d.rest().headers.range).toBe('bytes=15-');
+  });
+
+  it('learns the total from the first 206 when the first response had no length', () => {
+    const d = trackDownload(new Response(new Uint8Array(4), { headers: { etag: '"e"' } }));
+    d.take(bytes(4));
+    expect(d.ended()).toBe('complete');
+    d.answer(reply(206, { 'content-range': 'bytes 4-7/12' }), 'GET', false);
+    d.take(bytes(4));
+    expect(d.ended()).toBe('more');
+  });
+
+  it.each([
+    ['no Content-Range', {}, 'no valid Content-Range'],
+    ['a malformed one', { 'content-range': 'bytes 10-/20' }, 'no valid Content-Range'],
+    ['another start', { 'content-range': 'bytes 9-19/20' }, 'it starts at 9'],
+    ['an end before its start', { 'content-range': 'bytes 10-9/20' }, 'its end is not within the object'],
+    ['an end past the object', { 'content-range': 'bytes 10-20/20' }, 'its end is not within the object'],
+    ['another total', { 'content-range': 'bytes 10-19/30' }, 'the object is 30 bytes, not 20'],
+    ['a Content-Length that is not its range’s', { 'content-range': 'bytes 10-19/20', 'content-length': '9' }, 'its Content-Length is 9'],
+    ['a content-encoded body', { 'content-range': 'bytes 10-19/20', 'content-encoding': 'gzip' }, 'no body of identity-encoded bytes'],
+  ])('refuses a 206 with %s ("bad-range")', (_what, headers, why) => {
+    const error = refusal(() => tracked().answer(reply(206, headers), 'GET', false));
+    expect(error.reason).toBe('bad-range');
+    expect(error.receivedBytes).toBe(10);
+    expect(error.message).toContain(why);
+    expect(error.message).toContain('asked for bytes 10- of 20, got HTTP 206');
+  });
+
+  it('refuses an answer without a body, or of another status', () => {
+    expect(refusal(() => tracked().answer(reply(206, { 'content-range': 'bytes 10-19/20' }, null), 'GET', false)).reason).toBe('bad-range');
+    expect(refusal(() => tracked().answer(reply(204, {}, null), 'GET', false)).message).toContain('no body');
+    expect(refusal(() => tracked().answer(reply(203, {}), 'GET', false)).message).toContain('neither 206 nor 200');
+  });
+
+  it('says "changed" on a 412 and on any validator that differs, naming each', () => {
+    expect(refusal(() => tracked().answer(reply(412, {}), 'GET', false)).message).toContain('HTTP 412');
+    const all = { etag: '"e"', 'x-goog-generation': '1', 'last-modified': 'L1' };
+    const error = refusal(() =>
+      tracked(10, all).answer(reply(206, { etag: '"f"', 'x-goog-generation': '2', 'last-modified': 'L2' }), 'GET', false),
+    );
+    expect(error.reason).toBe('changed');
+    expect(error.message).toContain('ETag "e" → "f", generation 1 → 2, Last-Modified L1 → L2');
+    // A validator the answer does not carry is not a difference.
+    expect(tracked(10, all).answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false)).toBe(false);
+  });
+
+  it('hands an error status to the retry policy as an HttpStatusError', () => {
+    let error: unknown;
+    try {
+      tracked().answer(reply(503, {}), 'GET', false);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect((error as HttpStatusError).status).toBe(503);
+  });
+
+  it('restarts on a 200 of the whole object only when restartable and of the same length', () => {
+    const d = tracked(10);
+    expect(d.answer(reply(200, { 'content-length': '20' }), 'GET', true)).toBe(true);
+    expect(d.received).toBe(0);
+    expect(refusal(() => tracked().answer(reply(200, {}), 'GET', false)).reason).toBe('range-ignored');
+    const other = refusal(() => tracked().answer(reply(200, { 'content-length': '16' }), 'GET', true));
+    expect(other.reason).toBe('bad-range');
+    expect(other.message).toContain('a 200 of 16 bytes is not the 20-byte object');
+  });
+
+  it('takes the validators of a restart when the first response had none', () => {
+    const d = trackDownload(first({}));
+    d.answer(reply(200, { etag: '"new"' }), 'GET', true);
+    expect(d.pinned).toBe(true);
+    expect(d.rest().headers['if-match']).toBe('"new"');
+  });
+});
+
+describe('trackDownload: bytes and the end', () => {
+  it('refuses bytes past the part before counting them', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(15));
+    const error = refusal(() => d.take(bytes(6)));
+    expect(error.message).toContain('more than the 5 bytes left');
+    expect(d.received).toBe(15);
+    d.take(bytes(5));
+    expect(d.ended()).toBe('complete');
+  });
+
+  it('calls a body that ended before its declared end truncated', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(19));
+    expect(d.ended()).toBe('truncated');
+  });
+
+  /** x-goog-hash of `data`, as Cloud Storage writes it. */
+  const googHash = (data: Uint8Array): string => {
+    const crc = crc32c(data);
+    return `crc32c=${btoa(String.fromCharCode(crc >>> 24, (crc >>> 16) & 0xff, (crc >>> 8) & 0xff, crc & 0xff))}`;
+  };
+
+  it('checks the CRC32C of a resumed download, and only of a resumed one', () => {
+    const headers = { 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(20)) };
+    const whole = trackDownload(first(headers));
+    whole.take(bytes(20, 0x62));
+    expect(whole.ended()).toBe('complete');
+    const resumed = trackDownload(first(headers));
+    resumed.take(bytes(10));
+    resumed.answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false);
+    resumed.take(bytes(10, 0x62));
+    const error = refusal(() => resumed.ended());
+    expect(error.reason).toBe('checksum');
+    expect(error.message).toContain(`(${crc32c(bytes(20)).toString(16).padStart(8, '0')}, from x-goog-hash)`);
+    const good = trackDownload(first(headers));
+    good.take(bytes(10));
+    good.answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false);
+    good.take(bytes(10));
+    expect(good.ended()).toBe('complete');
+  });
+
+  it('checks from byte 0 again after a restart', () => {
+    const d = trackDownload(first({ 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(20)) }));
+    d.take(bytes(7, 0x7a));
+    d.answer(reply(200, { 'content-length': '20' }), 'GET', true);
+    d.take(bytes(20));
+    expect(d.ended()).toBe('complete');
+  });
+
+  it('takes no checksum when the object was decompressed on the way, and accepts an identity stored encoding', () => {
+    const resume = (stored: string) => {
+      const d = trackDownload(
+        first({ 'x-goog-generation': '1', 'x-goog-hash': 'crc32c=AAAAAA==', 'x-goog-stored-content-encoding': stored }),
+      );
+      d.take(bytes(10));
+      d.answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false);
+      d.take(bytes(10));
+      return () => d.ended();
+    };
+    expect(resume('gzip')()).toBe('complete');
+    expect(refusal(resume('identity')).reason).toBe('checksum');
+  });
+});
