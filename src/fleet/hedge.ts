@@ -10,7 +10,7 @@
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { hedgerCallStarted, hedgerDelay, hedgerTakeHedge } from './hedger.js';
 import { type HedgeConfig, type HedgeOptions, readHedgeOptions } from './hedge-options.js';
-import { mustError } from '../util/check.js';
+import { answerOf, mustError } from '../util/check.js';
 import type { AttemptContext } from '../types.js';
 import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
@@ -38,7 +38,9 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  * - settles no later than `deadlineMs` (`RetryError` `'deadline'`, all attempts aborted with a
  *   `TimeoutError`), and at once with `signal.reason` when the caller's signal aborts.
  *
- * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously.
+ * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously. An async
+ * `retryable` or `idempotent` is refused as `retry()` refuses it: the call rejects with a
+ * `TypeError` naming it (its promise would count as true whatever it resolved to).
  *
  * @example
  * const hedger = createHedger({ percentile: 0.95, maxExtraLoad: 0.05 }); // one per backend
@@ -111,7 +113,8 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     if (hedger !== undefined) hedgerCallStarted(hedger);
     const first = new Attempt(1, 0, this.config.deadlineMs, this.#startedAt);
     try {
-      this.#safe = typeof idempotent === 'function' ? idempotent(first) : idempotent;
+      // Refused when async, as retry() refuses it: a pending promise would read as a yes.
+      this.#safe = typeof idempotent === 'function' ? answerOf('hedge', 'idempotent', idempotent(first)) : idempotent;
     } catch (policyError) {
       return this.#fail(policyError);
     }
@@ -207,7 +210,7 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     this.#lastError = error;
     const t = steadyNow();
     try {
-      if (!this.config.retryable(error, attempt)) return this.#fail(error);
+      if (!answerOf('hedge', 'retryable', this.config.retryable(error, attempt))) return this.#fail(error);
       this.config.budget?.record(false);
     } catch (policyError) {
       return this.#fail(policyError);
