@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HedgeEvent, createHedger, retryFetch } from '../../src/index.js';
+import { type AttemptContext, type HedgeEvent, createHedger, gcs, retryFetch } from '../../src/index.js';
 
 interface Request {
   method: string;
@@ -123,6 +123,46 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(requests.map((r) => r.method)).toEqual(['POST']);
   });
 
+  it.each([
+    ['idempotent: false', { idempotent: false }],
+    ['idempotent: () => false', { idempotent: () => false }],
+    ["gcs({ strategy: 'never' })", gcs({ strategy: 'never', deadlineMs: 10_000 })],
+    ['maxAttempts: 1', { maxAttempts: 1 }],
+  ])('sends a GET once, never a hedge, with %s', async (_name, options) => {
+    // The only answer comes after the hedging delay: a hedge would have gone out by then.
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, ...options, hedge: { delayMs: 10 } });
+    expect(await res.text()).toBe('only');
+    expect(requests).toHaveLength(1);
+  });
+
+  it("asks a function idempotent before any copy goes out, with the call's attempt and no error", async () => {
+    const asked: Array<[AttemptContext, unknown]> = [];
+    const idempotent = (ctx: AttemptContext, error: unknown): boolean => {
+      asked.push([ctx, error]);
+      return false;
+    };
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, idempotent, hedge: { delayMs: 10 } });
+    expect(await res.text()).toBe('only');
+    expect(requests).toHaveLength(1);
+    expect(asked).toHaveLength(1);
+    const [ctx, error] = asked[0]!;
+    expect(error).toBeUndefined();
+    // retry()'s context, which knows the call's deadline; a copy's context (hedge() runs
+    // without one inside the attempt) would say Infinity.
+    expect(ctx.attempt).toBe(1);
+    expect(ctx.remainingMs).toBeLessThanOrEqual(10_000);
+  });
+
+  it('refuses an async idempotent with a TypeError naming it, before any copy goes out', async () => {
+    // Its promise would read as a yes, whatever it resolved to: a second copy would go out.
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const call = retryFetch(url, undefined, { deadlineMs: 10_000, idempotent: (async () => false) as never, hedge: { delayMs: 10 } });
+    await expect(call).rejects.toEqual(new TypeError('retryFetch: options.idempotent must return a boolean, got a promise'));
+    expect(requests).toHaveLength(0);
+  });
+
   it('shares a hedger across calls: the allowance runs out', async () => {
     const hedger = createHedger({ maxExtraLoad: 0 });
     const first = await server(['hang', 'fast']);
@@ -156,10 +196,12 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
     expect(resumed.requests).toHaveLength(3);
     // With one attempt in all, the break is final: the body fails with RetryError 'attempts' (a
-    // RangeError of retry()'s, maxAttempts 0, before the fix).
-    const once = await server(['hang', breaking]);
-    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    // RangeError of retry()'s, maxAttempts 0, before the fix). maxAttempts 1 also means one
+    // request, so the first copy is the one whose body breaks, and no hedge goes out.
+    const once = await server([breaking]);
+    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 0 } });
     await expect(last.arrayBuffer()).rejects.toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 1 });
+    expect(once.requests).toHaveLength(1);
   });
 
   it('rejects a bad hedge option up front, naming it', () => {
