@@ -161,6 +161,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     }
     if (response.status < 400) return response;
     const failure = new HttpStatusError(response, plan.method);
+    // Hedged copies fail side by side: the one held before this one will never be returned.
+    release();
     held = failure;
     throw failure;
   };

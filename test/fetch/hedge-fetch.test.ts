@@ -112,6 +112,27 @@ describe('retryFetch with { hedge } on loopback', () => {
     await closedSoon(requests[0]);
   });
 
+  it('cancels the body of the first 503 when the second copy answers 503 too', async () => {
+    // Both copies fail with a 503 whose body never ends: the attempt's answer is the second,
+    // and the first's body, read by nobody, must be cancelled to close its connection. The
+    // call's next attempt succeeds (and cancels the second 503's body as it starts).
+    const endless503 =
+      (afterMs: number) =>
+      (res: ServerResponse): void => {
+        setTimeout(() => {
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          res.write('unavailable, and still writing');
+        }, afterMs);
+      };
+    const { url, requests } = await server([endless503(40), endless503(80), 'fine']);
+    const backoff = { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' } as const;
+    const res = await retryFetch(url, undefined, { backoff, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    expect(await res.text()).toBe('fine');
+    expect(requests).toHaveLength(3);
+    await closedSoon(requests[1]);
+    await closedSoon(requests[0]);
+  });
+
   it('never hedges a POST', async () => {
     const { url, requests } = await server([
       (res) => {
