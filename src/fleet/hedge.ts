@@ -16,6 +16,7 @@ import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import { steadyNow } from '../runtime/clock.js';
 import { callHook } from '../core/hooks.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
 
 export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
 export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
@@ -31,6 +32,8 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  * - a transient error starts the next attempt at once, without waiting for the delay; when no
  *   attempt is left running and none may start, the call rejects with a `RetryError`
  *   (`'attempts'`, `'budget'` or `'deadline'`, `cause` the last error);
+ * - an error whose server asks to wait (a `Retry-After`, gRPC pushback) starts no attempt, now
+ *   or later: those running go on, and if none wins the call rejects with that error, unchanged;
  * - the delay is `delayMs`, or adaptive: the hedger's percentile of recent latencies;
  * - every extra attempt needs the `hedger`'s extra-load allowance and the `budget`'s consent;
  *   a refused hedge is asked for again one delay later, while the attempts running go on;
@@ -212,6 +215,13 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     try {
       if (!answerOf('hedge', 'retryable', this.config.retryable(error, attempt))) return this.#fail(error);
       this.config.budget?.record(false);
+      // The server said when to come back (Retry-After, gRPC pushback): another copy now would
+      // ignore it, as retry() never does. The copies running go on; then the error is the
+      // caller's, unchanged, to wait as long as it asks.
+      if ((retryAfterMsOf(error) ?? 0) > 0) {
+        this.#safe = false;
+        this.#nextHedgeAt = Infinity;
+      }
     } catch (policyError) {
       return this.#fail(policyError);
     }

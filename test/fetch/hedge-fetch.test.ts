@@ -133,6 +133,22 @@ describe('retryFetch with { hedge } on loopback', () => {
     await closedSoon(requests[0]);
   });
 
+  it('sends no copy at once after a 503 whose Retry-After asks to wait', async () => {
+    // A hedged copy goes out at once after a transient failure, but not when the server said
+    // when to come back: here past the deadline, so the 503 is the answer, as without hedging.
+    const { url, requests } = await server([
+      (res) => {
+        res.writeHead(503, { 'retry-after': '30' });
+        res.end('busy');
+      },
+      'ok',
+    ]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 5_000 } });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe('busy');
+    expect(requests).toHaveLength(1);
+  });
+
   it('never hedges a POST', async () => {
     const { url, requests } = await server([
       (res) => {

@@ -228,6 +228,24 @@ describe('hedge(): errors', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
+  it('sends no other copy after an error whose server asks to wait (Retry-After), and passes that error on', async () => {
+    // Alone: the call rejects with the 503 itself, unchanged, so that a retry() around it waits.
+    const busy = httpError(503, { headers: { 'retry-after': '2' } });
+    const alone = backend({ ms: 5, error: busy }, { ms: 5 });
+    const p = track(hedge(alone.fn, { delayMs: 20 }));
+    await clock.tickAsync(100);
+    expect(p).toMatchObject({ state: 'rejected', error: busy });
+    expect(alone.starts).toEqual([0]);
+
+    // With a copy still running: no copy at once, none after the delay; the running one wins.
+    const pushback = httpError(429, { headers: { 'retry-after': '1' } });
+    const racing = backend({ ms: 100 }, { ms: 5, error: pushback }, { ms: 1 });
+    const q = track(hedge(racing.fn, { delayMs: 20, maxAttempts: 3 }));
+    await clock.tickAsync(100);
+    expect(racing.starts.map((t) => t - racing.starts[0]!)).toEqual([0, 20]);
+    expect(q).toMatchObject({ state: 'resolved', value: '#1' });
+  });
+
   it('refuses an async retryable with a TypeError naming it, as retry() does, and sends no other copy', async () => {
     // Its promise would count as true whatever it resolves to: an async "never retry" would
     // start a copy after every failure.
