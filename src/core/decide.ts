@@ -8,6 +8,7 @@ import { RetryError, type RetryErrorReason } from '../errors.js';
 import { delayFor } from './backoff.js';
 import type { AttemptContext } from '../types.js';
 import type { RetryConfig } from './options.js';
+import { answerOf } from '../util/check.js';
 
 /** The shortest real sleep: timers fire no sooner than 1 ms later. */
 export const MIN_SLEEP_MS = 1;
@@ -78,7 +79,7 @@ export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: n
  */
 export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: unknown): boolean {
   const { idempotent } = config;
-  return typeof idempotent === 'function' ? answerOf('idempotent', idempotent(ctx, error)) : idempotent;
+  return typeof idempotent === 'function' ? answerOf('retry', 'idempotent', idempotent(ctx, error)) : idempotent;
 }
 
 /**
@@ -86,19 +87,8 @@ export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: un
  * `retryOnResult` for a value (`returned`). User code: it may throw, as decide()'s callees may.
  */
 export function isWorthRetrying(config: RetryConfig, ctx: AttemptContext, error: unknown, returned?: { value: unknown }): boolean {
-  if (returned === undefined) return answerOf('retryable', config.retryable(error, ctx));
-  return answerOf('retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
-}
-
-/**
- * What a predicate option answered. A promise (an async predicate) is refused: it would count
- * as `true` whatever it resolves to, and resend what the caller meant to keep.
- */
-function answerOf(option: string, answer: unknown): boolean {
-  if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
-    throw new TypeError(`retry: options.${option} must return a boolean, got a promise`);
-  }
-  return Boolean(answer);
+  if (returned === undefined) return answerOf('retry', 'retryable', config.retryable(error, ctx));
+  return answerOf('retry', 'retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
 }
 
 function giveUp(reason: DecidedReason, error: unknown): Decision {

@@ -59,7 +59,9 @@ export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOn
    * Hedge GET and HEAD requests (see `hedge()`): within each attempt, when the response has
    * not arrived after the hedging delay, the same request is sent again; the first response
    * is used and the other requests are aborted, their bodies cancelled. Other methods are never
-   * hedged. The deadline, signal and retry policy are the call's. Default: no hedging.
+   * hedged, nor is a request the call may not resend (`idempotent` false, or a function of it
+   * answering false for that attempt, asked before the first copy with no error), nor any with
+   * `maxAttempts: 1`. The deadline, signal and retry policy are the call's. Default: no hedging.
    */
   hedge?: Pick<HedgeOptions, 'delayMs' | 'hedger' | 'maxAttempts' | 'onHedge' | 'budget'>;
   /**

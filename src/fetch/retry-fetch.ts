@@ -4,7 +4,7 @@
  * failures, which requests are safe to send again (request-plan.ts), and what becomes of the
  * responses that are not returned (responses.ts).
  */
-import { describe } from '../util/check.js';
+import { answerOf, describe } from '../util/check.js';
 import { hedge } from '../fleet/hedge.js';
 import { notSent } from '../classify/not-sent.js';
 import type { RetryPredicate } from '../types.js';
@@ -171,6 +171,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     }
     if (response.status < 400) return response;
     const failure = new HttpStatusError(response, plan.method);
+    // Hedged copies fail side by side: the one held before this one will never be returned.
+    release();
     held = failure;
     throw failure;
   };
@@ -188,12 +190,16 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const idempotent = (ctx: AttemptContext, error: unknown): boolean =>
     plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
 
-  // A hedged attempt is a race of copies; when all of them fail, retry() judges the last failure
-  // as it would a single attempt's (hedge() wraps it in a RetryError).
-  const hedged = (ctx: AttemptContext): Promise<Response> =>
-    hedge(attempt, { ...hedging, signal: ctx.signal, deadlineMs: Infinity, retryable }).catch((error: unknown) => {
+  // A hedged attempt is a race of copies; retry() judges the last failure as a single attempt's
+  // (hedge() wraps it in a RetryError). A copy is a resend before any failure: the call's rule is
+  // asked first (this attempt's context, no error), and `maxAttempts: 1` is one request, always.
+  const hedged = async (ctx: AttemptContext): Promise<Response> => {
+    const once = retryOptions.maxAttempts === 1 || !plan.replayable;
+    const safe = !once && (typeof rule === 'function' ? answerOf('retryFetch', 'idempotent', rule(ctx, undefined)) : rule);
+    return hedge(attempt, { ...hedging, signal: ctx.signal, deadlineMs: Infinity, retryable, idempotent: safe }).catch((error: unknown) => {
       throw error instanceof RetryError ? error.cause : error;
     });
+  };
   const readOnly = plan.method === 'GET' || plan.method === 'HEAD';
 
   /** Resumes run as retries of the call: its remaining attempts and deadline, its signals. */

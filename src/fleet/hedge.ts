@@ -10,12 +10,13 @@
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { hedgerCallStarted, hedgerDelay, hedgerTakeHedge } from './hedger.js';
 import { type HedgeConfig, type HedgeOptions, readHedgeOptions } from './hedge-options.js';
-import { mustError } from '../util/check.js';
+import { answerOf, mustError } from '../util/check.js';
 import type { AttemptContext } from '../types.js';
 import { type RetryErrorReason, RetryError, TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import { steadyNow } from '../runtime/clock.js';
 import { callHook } from '../core/hooks.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
 
 export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
 export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
@@ -31,6 +32,8 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  * - a transient error starts the next attempt at once, without waiting for the delay; when no
  *   attempt is left running and none may start, the call rejects with a `RetryError`
  *   (`'attempts'`, `'budget'` or `'deadline'`, `cause` the last error);
+ * - an error whose server asks to wait (a `Retry-After`, gRPC pushback) starts no attempt, now
+ *   or later: those running go on, and if none wins the call rejects with that error, unchanged;
  * - the delay is `delayMs`, or adaptive: the hedger's percentile of recent latencies;
  * - every extra attempt needs the `hedger`'s extra-load allowance and the `budget`'s consent;
  *   a refused hedge is asked for again one delay later, while the attempts running go on;
@@ -38,7 +41,9 @@ export type { HedgeEvent, HedgeOptions } from './hedge-options.js';
  * - settles no later than `deadlineMs` (`RetryError` `'deadline'`, all attempts aborted with a
  *   `TimeoutError`), and at once with `signal.reason` when the caller's signal aborts.
  *
- * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously.
+ * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously. An async
+ * `retryable` or `idempotent` is refused as `retry()` refuses it: the call rejects with a
+ * `TypeError` naming it (its promise would count as true whatever it resolved to).
  *
  * @example
  * const hedger = createHedger({ percentile: 0.95, maxExtraLoad: 0.05 }); // one per backend
@@ -111,7 +116,8 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     if (hedger !== undefined) hedgerCallStarted(hedger);
     const first = new Attempt(1, 0, this.config.deadlineMs, this.#startedAt);
     try {
-      this.#safe = typeof idempotent === 'function' ? idempotent(first) : idempotent;
+      // Refused when async, as retry() refuses it: a pending promise would read as a yes.
+      this.#safe = typeof idempotent === 'function' ? answerOf('hedge', 'idempotent', idempotent(first)) : idempotent;
     } catch (policyError) {
       return this.#fail(policyError);
     }
@@ -207,8 +213,15 @@ class HedgedCall<T> implements Timed, AbortWatcher {
     this.#lastError = error;
     const t = steadyNow();
     try {
-      if (!this.config.retryable(error, attempt)) return this.#fail(error);
+      if (!answerOf('hedge', 'retryable', this.config.retryable(error, attempt))) return this.#fail(error);
       this.config.budget?.record(false);
+      // The server said when to come back (Retry-After, gRPC pushback): another copy now would
+      // ignore it, as retry() never does. The copies running go on; then the error is the
+      // caller's, unchanged, to wait as long as it asks.
+      if ((retryAfterMsOf(error) ?? 0) > 0) {
+        this.#safe = false;
+        this.#nextHedgeAt = Infinity;
+      }
     } catch (policyError) {
       return this.#fail(policyError);
     }

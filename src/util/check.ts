@@ -50,6 +50,18 @@ export function mustError(subject: string, rule: string, value: unknown, range =
   return range ? new RangeError(message) : new TypeError(message);
 }
 
+/**
+ * What a predicate option (`retryable`, `idempotent`…) answered, as a boolean. A promise (an
+ * async predicate) is refused with a TypeError naming `<where>: options.<option>`: it would
+ * count as `true` whatever it resolves to, and resend what the caller meant to keep.
+ */
+export function answerOf(where: string, option: string, answer: unknown): boolean {
+  if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
+    throw new TypeError(`${where}: options.${option} must return a boolean, got a promise`);
+  }
+  return Boolean(answer);
+}
+
 /** One field's rule: the test a value must pass, the words after "must", and the error kind. */
 export interface FieldRule {
   readonly ok: (value: unknown) => boolean;

@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type HedgeEvent, createHedger, retryFetch } from '../../src/index.js';
+import { type AttemptContext, type HedgeEvent, createHedger, gcs, retryFetch } from '../../src/index.js';
 
 interface Request {
   method: string;
@@ -112,6 +112,43 @@ describe('retryFetch with { hedge } on loopback', () => {
     await closedSoon(requests[0]);
   });
 
+  it('cancels the body of the first 503 when the second copy answers 503 too', async () => {
+    // Both copies fail with a 503 whose body never ends: the attempt's answer is the second,
+    // and the first's body, read by nobody, must be cancelled to close its connection. The
+    // call's next attempt succeeds (and cancels the second 503's body as it starts).
+    const endless503 =
+      (afterMs: number) =>
+      (res: ServerResponse): void => {
+        setTimeout(() => {
+          res.writeHead(503, { 'content-type': 'text/plain' });
+          res.write('unavailable, and still writing');
+        }, afterMs);
+      };
+    const { url, requests } = await server([endless503(40), endless503(80), 'fine']);
+    const backoff = { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' } as const;
+    const res = await retryFetch(url, undefined, { backoff, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    expect(await res.text()).toBe('fine');
+    expect(requests).toHaveLength(3);
+    await closedSoon(requests[1]);
+    await closedSoon(requests[0]);
+  });
+
+  it('sends no copy at once after a 503 whose Retry-After asks to wait', async () => {
+    // A hedged copy goes out at once after a transient failure, but not when the server said
+    // when to come back: here past the deadline, so the 503 is the answer, as without hedging.
+    const { url, requests } = await server([
+      (res) => {
+        res.writeHead(503, { 'retry-after': '30' });
+        res.end('busy');
+      },
+      'ok',
+    ]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 5_000 } });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe('busy');
+    expect(requests).toHaveLength(1);
+  });
+
   it('never hedges a POST', async () => {
     const { url, requests } = await server([
       (res) => {
@@ -121,6 +158,46 @@ describe('retryFetch with { hedge } on loopback', () => {
     const res = await retryFetch(url, { method: 'POST', body: 'x' }, { deadlineMs: 10_000, hedge: { delayMs: 10 } });
     expect(await res.text()).toBe('posted');
     expect(requests.map((r) => r.method)).toEqual(['POST']);
+  });
+
+  it.each([
+    ['idempotent: false', { idempotent: false }],
+    ['idempotent: () => false', { idempotent: () => false }],
+    ["gcs({ strategy: 'never' })", gcs({ strategy: 'never', deadlineMs: 10_000 })],
+    ['maxAttempts: 1', { maxAttempts: 1 }],
+  ])('sends a GET once, never a hedge, with %s', async (_name, options) => {
+    // The only answer comes after the hedging delay: a hedge would have gone out by then.
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, ...options, hedge: { delayMs: 10 } });
+    expect(await res.text()).toBe('only');
+    expect(requests).toHaveLength(1);
+  });
+
+  it("asks a function idempotent before any copy goes out, with the call's attempt and no error", async () => {
+    const asked: Array<[AttemptContext, unknown]> = [];
+    const idempotent = (ctx: AttemptContext, error: unknown): boolean => {
+      asked.push([ctx, error]);
+      return false;
+    };
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, idempotent, hedge: { delayMs: 10 } });
+    expect(await res.text()).toBe('only');
+    expect(requests).toHaveLength(1);
+    expect(asked).toHaveLength(1);
+    const [ctx, error] = asked[0]!;
+    expect(error).toBeUndefined();
+    // retry()'s context, which knows the call's deadline; a copy's context (hedge() runs
+    // without one inside the attempt) would say Infinity.
+    expect(ctx.attempt).toBe(1);
+    expect(ctx.remainingMs).toBeLessThanOrEqual(10_000);
+  });
+
+  it('refuses an async idempotent with a TypeError naming it, before any copy goes out', async () => {
+    // Its promise would read as a yes, whatever it resolved to: a second copy would go out.
+    const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
+    const call = retryFetch(url, undefined, { deadlineMs: 10_000, idempotent: (async () => false) as never, hedge: { delayMs: 10 } });
+    await expect(call).rejects.toEqual(new TypeError('retryFetch: options.idempotent must return a boolean, got a promise'));
+    expect(requests).toHaveLength(0);
   });
 
   it('shares a hedger across calls: the allowance runs out', async () => {
@@ -156,10 +233,12 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
     expect(resumed.requests).toHaveLength(3);
     // With one attempt in all, the break is final: the body fails with RetryError 'attempts' (a
-    // RangeError of retry()'s, maxAttempts 0, before the fix).
-    const once = await server(['hang', breaking]);
-    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    // RangeError of retry()'s, maxAttempts 0, before the fix). maxAttempts 1 also means one
+    // request, so the first copy is the one whose body breaks, and no hedge goes out.
+    const once = await server([breaking]);
+    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 0 } });
     await expect(last.arrayBuffer()).rejects.toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 1 });
+    expect(once.requests).toHaveLength(1);
   });
 
   it('rejects a bad hedge option up front, naming it', () => {

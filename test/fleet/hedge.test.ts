@@ -227,6 +227,35 @@ describe('hedge(): errors', () => {
     expect(p).toMatchObject({ state: 'rejected', error: bug });
     expect(signals[0]?.aborted).toBe(true);
   });
+
+  it('sends no other copy after an error whose server asks to wait (Retry-After), and passes that error on', async () => {
+    // Alone: the call rejects with the 503 itself, unchanged, so that a retry() around it waits.
+    const busy = httpError(503, { headers: { 'retry-after': '2' } });
+    const alone = backend({ ms: 5, error: busy }, { ms: 5 });
+    const p = track(hedge(alone.fn, { delayMs: 20 }));
+    await clock.tickAsync(100);
+    expect(p).toMatchObject({ state: 'rejected', error: busy });
+    expect(alone.starts).toEqual([0]);
+
+    // With a copy still running: no copy at once, none after the delay; the running one wins.
+    const pushback = httpError(429, { headers: { 'retry-after': '1' } });
+    const racing = backend({ ms: 100 }, { ms: 5, error: pushback }, { ms: 1 });
+    const q = track(hedge(racing.fn, { delayMs: 20, maxAttempts: 3 }));
+    await clock.tickAsync(100);
+    expect(racing.starts.map((t) => t - racing.starts[0]!)).toEqual([0, 20]);
+    expect(q).toMatchObject({ state: 'resolved', value: '#1' });
+  });
+
+  it('refuses an async retryable with a TypeError naming it, as retry() does, and sends no other copy', async () => {
+    // Its promise would count as true whatever it resolves to: an async "never retry" would
+    // start a copy after every failure.
+    const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) }, { ms: 5 });
+    const p = track(hedge(fn, { delayMs: 50, maxAttempts: 3, retryable: (async () => false) as never }));
+    await clock.tickAsync(200);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toEqual(new TypeError('hedge: options.retryable must return a boolean, got a promise'));
+    expect(starts).toEqual([0]);
+  });
 });
 
 describe('hedge(): idempotency and limits', () => {
@@ -268,6 +297,16 @@ describe('hedge(): idempotency and limits', () => {
     expect(idempotent).toHaveBeenCalledTimes(1);
     expect(starts).toEqual([0]);
     expect(p.state).toBe('resolved');
+  });
+
+  it('refuses an async idempotent with a TypeError naming it, before any attempt', async () => {
+    // A promise is not a "yes": an async "never resend" must not let a second copy out.
+    const { fn, starts } = backend({ ms: 100 }, { ms: 10 });
+    const p = track(hedge(fn, { delayMs: 10, idempotent: (async () => false) as never }));
+    await clock.tickAsync(200);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toEqual(new TypeError('hedge: options.idempotent must return a boolean, got a promise'));
+    expect(starts).toEqual([]);
   });
 
   it('stops hedging when the retry budget is spent: each hedge costs a token', async () => {
