@@ -5,7 +5,9 @@ import base from './vitest.config.js';
 // imports src/ in-process. Left out: tests of the built package (dist/, the tarball, the
 // browser), the CLI tests (they spawn the bundled CLI, which per-test coverage cannot follow),
 // the bundle-size budgets (they bundle src/ with esbuild), and the fault-server soak and the
-// fleet simulator (seconds each; the code they exercise is covered by faster tests).
+// fleet simulator (seconds each; the code they exercise is covered by faster tests), and the
+// runs against Google's storage testbench (test/fetch/storage-testbench.test.ts starts a Python
+// server per run; resume.test.ts and gcs-upload.test.ts cover the same code on loopback).
 export default defineConfig({
   test: {
     ...base.test,
@@ -18,7 +20,7 @@ export default defineConfig({
       'test/fuzz/**/*.test.ts',
       'test/cli/**/*.test.ts',
     ],
-    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts'],
+    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts', 'test/fetch/storage-testbench.test.ts'],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the
     // virtual clock's helper checks it), so no file sees another's state. src/ is loaded
