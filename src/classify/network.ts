@@ -48,16 +48,26 @@ const FETCH_NETWORK_MESSAGES = new Set([
   'terminated', // undici: the body stream was cut
 ]);
 
-// Deno's fetch says what failed in the message itself: "error sending request for url (…)"
-// (Deno 1) or "error sending request from … for … (…)" (Deno 2), then hyper's reason.
-const DENO_SEND_FAILURE = /^error sending request (?:for|from) /;
-
-function isNetworkMessage(error: Error): boolean {
-  if (error.name === 'TypeError') {
-    if (FETCH_NETWORK_MESSAGES.has(error.message)) return fetchCauseIsNetwork(error.cause);
-    if (DENO_SEND_FAILURE.test(error.message)) return true;
-  }
-  return /^socket hang up$|^Client network socket disconnected/i.test(error.message);
+// Deno's fetch (hyper underneath) says what failed in words: since Deno 2, on the plain `Error`
+// under its `TypeError('fetch failed')` (Deno 1 put them on the TypeError itself). Recorded from
+// Deno 2.9.6 on loopback (test/runtimes/): "error sending request for url (…): client error
+// (Connect): tcp connect error: Connection refused (os error 111)", "… client error (Connect):
+// dns error: failed to lookup address information: …", "error sending request from … for …
+// (…): client error (SendRequest): connection closed before message completed", a bare io error
+// ("Connection reset by peer (os error 104)"), and, when the body breaks, a TypeError of its own
+// ("error reading a body from connection"). Only those reasons: not a TLS failure ("invalid peer
+// certificate", "received corrupt message"), which would fail the same way every time, as
+// Node's ERR_TLS_* and ERR_SSL_* causes are not retried either. "(os error N)" ends Rust's io
+// errors, which only the runtime's own I/O puts in a message: any of them counts, as any errno
+// code does on Node. One pattern for all, whatever the error's name: it is in every bundle that
+// has retry() (bench/size.ts).
+function isNetworkMessage({ name, message, cause }: Error): boolean {
+  if (name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(message)) return fetchCauseIsNetwork(cause);
+  // Node's socket messages; workerd's plain Error for a refused, reset or closed connection and a
+  // body cut short alike (recorded on workerd 2026-11-17); Deno's, above.
+  return /^socket hang up$|^Client network socket disconnected|^Network connection lost\.$|^error sending request.*: (?:tcp connect|dns|connection closed)|^error reading a body from connection|\(os error \d+\)$/i.test(
+    message,
+  );
 }
 
 /*
@@ -85,7 +95,8 @@ export function socketFailure(error: unknown): boolean {
 
 /**
  * True for dropped connections, socket timeouts, DNS failures and fetch's network `TypeError`
- * (Deno's "error sending request …" and Bun's `ConnectionRefused`, `ConnectionClosed`… too),
+ * (Deno's "error sending request …" under it, workerd's "Network connection lost.", Bun's
+ * codes too),
  * looking through `cause` chains. A fetch `TypeError` whose cause says the request itself is
  * at fault (a redirect loop, a redirect to another scheme, a port fetch blocks) is not a
  * network error: it would fail the same way every time.

@@ -11,8 +11,8 @@ import { firstInChain, isSystemCode } from './error-shape.js';
  * - `ENOTFOUND`, `EAI_AGAIN`: the name did not resolve (for good, or for now), so no
  *   connection was even attempted;
  * - `UND_ERR_CONNECT_TIMEOUT`: undici's connect timeout, the handshake never completed;
- * - Bun's fetch codes `ConnectionRefused` (also what Bun reports for a name that does not
- *   resolve), `FailedToOpenSocket` and `DNSLookupFailed`.
+ * - the codes of Bun's fetch before it took Node's (Bun 1.4 reports `ECONNREFUSED` and
+ *   `ENOTFOUND` on its TypeError): `ConnectionRefused`, `FailedToOpenSocket`, `DNSLookupFailed`.
  *
  * Not `ETIMEDOUT` alone: Node uses it for sockets that stalled after connecting too, when a
  * request may well have been delivered (one that says `syscall: 'connect'` is recognised by
@@ -40,11 +40,14 @@ export const NOT_SENT_CODES: ReadonlySet<string> = new Set([
 const NOT_SENT_SYSCALLS: ReadonlySet<unknown> = new Set(['connect', 'getaddrinfo']);
 
 /*
- * Deno puts hyper's reason in the TypeError's message: "client error (Connect): tcp connect
- * error: Connection refused (os error 111)" (Deno 2), "error trying to connect: tcp connect
- * error: …" (Deno 1), "… dns error: …". The connector failed, so no request was written.
+ * Deno names the stage of hyper's client that failed. "client error (Connect)" (Deno 2) or
+ * "error trying to connect" (Deno 1): the connector failed (a refused TCP connect, a name that
+ * did not resolve, a TLS handshake), so no request was written. Deno 2.9.6 puts it on the plain
+ * Error under `TypeError('fetch failed')`: "error sending request for url (http://127.0.0.1:…/x):
+ * client error (Connect): tcp connect error: Connection refused (os error 111)"; Deno 1 on the
+ * TypeError itself. "client error (SendRequest)" is a connection that broke after connecting.
  */
-const DENO_CONNECT_FAILURE = /client error \(Connect\)|error trying to connect: /;
+const DENO_CONNECT_FAILURE = /^error sending request .*: (?:client error \(Connect\)|error trying to connect): /;
 
 /**
  * True when the error proves the request never left the client, found on the error or down
@@ -54,14 +57,19 @@ const DENO_CONNECT_FAILURE = /client error \(Connect\)|error trying to connect: 
  *   (`UND_ERR_CONNECT_TIMEOUT`), or any system error of the `connect` or `getaddrinfo` call
  *   (`EHOSTUNREACH`, or `ETIMEDOUT` while connecting); a happy-eyeballs `AggregateError`
  *   when every address it tried failed that way;
- * - Deno: a fetch `TypeError` whose message says the connector failed ("client error
- *   (Connect)", "error trying to connect");
- * - Bun: the codes `ConnectionRefused`, `FailedToOpenSocket`, `DNSLookupFailed`.
+ * - Deno: fetch's error whose message says the connector failed ("error sending request … client
+ *   error (Connect): …", Deno 2, on the `Error` under `TypeError('fetch failed')`; "… error
+ *   trying to connect: …", Deno 1, on the TypeError);
+ * - Bun: Node's codes on the TypeError itself (`ECONNREFUSED`, `ENOTFOUND` with `syscall:
+ *   'getaddrinfo'`, Bun 1.4), or its older ones, `ConnectionRefused`, `FailedToOpenSocket`,
+ *   `DNSLookupFailed`.
  * Such a request is safe to resend whatever its method: nothing can have been applied twice.
  *
  * It cannot be known in browsers: their fetch rejects with a bare `TypeError("Failed to
  * fetch")` (Chromium; Firefox and Safari alike) for a refused connection and for one dropped
- * after the request was sent, so `notSent` is `false` there.
+ * after the request was sent, so `notSent` is `false` there. Nor in workerd (Cloudflare
+ * Workers): a refused connection, a reset and a cut body are all a plain `Error("Network
+ * connection lost.")`, and a name that does not resolve an "internal error"; `false` there too.
  *
  * The first level that carries a system code decides: a code that proves nothing (a reset, a
  * socket error) is the failure, whatever lies under it. A timeout or abort met on the way down
@@ -95,7 +103,8 @@ function provesNotSent(level: Record<string, unknown>, nested = 0): boolean {
   if (nested === 0 && Array.isArray(errors) && errors.length > 0 && errors.every((e) => isObject(e) && provesNotSent(e, 1))) {
     return true;
   }
-  return typeof level.message === 'string' && level.name === 'TypeError' && DENO_CONNECT_FAILURE.test(level.message);
+  const { name } = level;
+  return (name === 'Error' || name === 'TypeError') && typeof level.message === 'string' && DENO_CONNECT_FAILURE.test(level.message);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

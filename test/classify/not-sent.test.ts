@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NOT_SENT_CODES, notSent, retry, RetryError } from '../../src/index.js';
 import { type FaultServer, startFaultServer } from '../faults/server.js';
+import { RECORDED_ROWS, rebuild, RUNTIME_FAILURES } from './runtime-errors.js';
 
 const servers: FaultServer[] = [];
 afterEach(async () => {
@@ -191,8 +192,8 @@ describe('notSent: shapes', () => {
 });
 
 // Regression (issue 12): notSent knew only Node's and Bun's ECONNREFUSED. The Node cases are
-// real (loopback); Deno's and Bun's shapes cannot be produced by this Node, so they are copied
-// from what those runtimes report.
+// real (loopback); the other runtimes' shapes are the ones test/runtimes/ records from each
+// runtime (runtime-errors.ts), rebuilt here.
 describe('notSent on each runtime', () => {
   it('Node: any system error of the connect call (a real refused net.connect, and the others by shape), and a happy-eyeballs AggregateError of them', async () => {
     const port = await closedPort();
@@ -221,14 +222,19 @@ describe('notSent on each runtime', () => {
     expect(notSent(cyclic)).toBe(false);
   });
 
-  it('Deno: the TypeError whose message says the connector failed', () => {
-    expect(
-      notSent(
-        new TypeError(
-          'error sending request from 127.0.0.1:50000 for http://127.0.0.1:1/ (127.0.0.1:1): client error (Connect): tcp connect error: Connection refused (os error 111)',
-        ),
-      ),
-    ).toBe(true);
+  // Regression (issue 21, item 11): Deno 2.9.6 rejects with TypeError('fetch failed') and puts
+  // hyper's reason on the plain Error under it; notSent read the reason only on a TypeError, so a
+  // refused POST was never resent.
+  it('Deno 2: the Error under "fetch failed" that says the connector failed (refused, DNS); not a connection closed later', () => {
+    const deno = RUNTIME_FAILURES.deno;
+    expect(notSent(rebuild(deno.refused.shape))).toBe(true);
+    expect(notSent(rebuild(deno.dns.shape))).toBe(true);
+    expect(notSent(rebuild(deno.close.shape))).toBe(false);
+    expect(notSent(rebuild(deno.reset.shape))).toBe(false);
+  });
+
+  it('Deno 1: the same reason on the TypeError itself', () => {
+    // Deno 1's shape (not re-recorded: the suite runs Deno 2).
     expect(
       notSent(
         new TypeError(
@@ -236,24 +242,29 @@ describe('notSent on each runtime', () => {
         ),
       ),
     ).toBe(true);
-    expect(
-      notSent(
-        new TypeError(
-          'error sending request for url (http://x.test/): client error (SendRequest): connection closed before message completed',
-        ),
-      ),
-    ).toBe(false);
   });
 
-  it('Bun: ConnectionRefused, FailedToOpenSocket, DNSLookupFailed; not ConnectionClosed', () => {
+  it.each(RECORDED_ROWS)('%s, %s: notSent of what the runtime really throws', (_runtime, _failure, recorded) => {
+    expect(notSent(rebuild(recorded.shape))).toBe(recorded.notSent);
+  });
+
+  it("Bun 1.4: Node's codes on the TypeError itself", () => {
+    expect(notSent(rebuild(RUNTIME_FAILURES.bun.refused.shape))).toBe(true);
+    expect(notSent(rebuild(RUNTIME_FAILURES.bun.dns.shape))).toBe(true);
+    expect(notSent(rebuild(RUNTIME_FAILURES.bun.reset.shape))).toBe(false);
+  });
+
+  it('older Bun: ConnectionRefused, FailedToOpenSocket, DNSLookupFailed; not ConnectionClosed', () => {
+    // The codes Bun's fetch had before it took Node's (not re-recorded: the suite runs Bun 1.4).
     for (const code of ['ConnectionRefused', 'FailedToOpenSocket', 'DNSLookupFailed']) {
       expect(notSent(Object.assign(new Error('Unable to connect. Is the computer able to access the url?'), { code }))).toBe(true);
     }
     expect(notSent(Object.assign(new Error('The socket connection was closed unexpectedly.'), { code: 'ConnectionClosed' }))).toBe(false);
   });
 
-  it('browsers: a bare "Failed to fetch" cannot tell, so it is false', () => {
-    expect(notSent(new TypeError('Failed to fetch'))).toBe(false);
+  it('browsers and workerd cannot tell, so it is false', () => {
+    expect(notSent(rebuild(RUNTIME_FAILURES.chromium.refused.shape))).toBe(false);
+    expect(notSent(rebuild(RUNTIME_FAILURES.workerd.refused.shape))).toBe(false);
   });
 });
 
@@ -288,9 +299,18 @@ describe('notSent', () => {
     expect(notSent(Object.assign(new Error('x'), { code: 'ERR_SOMETHING', syscall: 'connect' }))).toBe(false);
   });
 
-  it('reads the Deno message only on a TypeError', () => {
+  it('reads the Deno message only on an Error or a TypeError, and only as Deno words it', () => {
+    const message =
+      'error sending request for url (http://127.0.0.1:1/): client error (Connect): tcp connect error: Connection refused (os error 111)';
+    expect(notSent(new Error(message))).toBe(true);
+    expect(notSent(new TypeError(message))).toBe(true);
+    expect(notSent(Object.assign(new Error(message), { name: 'HttpError' }))).toBe(false);
+    expect(notSent(new RangeError(message))).toBe(false);
+    // The stage alone, without Deno's "error sending request …" before it, proves nothing.
     expect(notSent(new Error('client error (Connect): tcp connect error'))).toBe(false);
-    expect(notSent(new TypeError('client error (Connect): tcp connect error'))).toBe(true);
+    expect(notSent(new TypeError('proxy said: error sending request for url (x): client error (Connect): '))).toBe(false);
+    // A connection that broke after connecting.
+    expect(notSent(new Error(message.replace('(Connect)', '(SendRequest)')))).toBe(false);
   });
 
   it("walks gaxios 6's `error` when there is no cause, and stops at a reset above a refusal", () => {

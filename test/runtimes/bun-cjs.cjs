@@ -5,7 +5,9 @@ const lib = require('../../dist/index.cjs');
   const { handle } = await import('./smoke-server.js');
   const { report } = await import('./smoke.js');
   const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: handle });
-  const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-cjs');
+  // The harness names its fault server and a refused origin (see fault-server.mjs).
+  const [faults, refused] = process.argv.slice(2);
+  const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-cjs', { faults, refused });
   console.log(`REPORT ${JSON.stringify(result)}`);
   server.stop(true);
 })();

@@ -4,6 +4,8 @@ import { handle } from './smoke-server.js';
 import { report } from './smoke.js';
 
 const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: handle });
-const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-esm');
+// The harness names its fault server and a refused origin (see fault-server.mjs).
+const [faults, refused] = process.argv.slice(2);
+const result = await report(lib, `http://127.0.0.1:${server.port}`, 'bun-esm', { faults, refused });
 console.log(`REPORT ${JSON.stringify(result)}`);
 server.stop(true);

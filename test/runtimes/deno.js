@@ -18,6 +18,8 @@ const permissions = {
 console.log(`PERMISSIONS ${JSON.stringify(permissions)}`);
 
 const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen() {} }, handle);
-const result = await report(lib, `http://127.0.0.1:${server.addr.port}`, 'deno');
+// The harness names its fault server and a refused origin (see fault-server.mjs).
+const [faults, refused] = Deno.args;
+const result = await report(lib, `http://127.0.0.1:${server.addr.port}`, 'deno', { faults, refused });
 console.log(`REPORT ${JSON.stringify(result)}`);
 Deno.exit(0); // without waiting for /hang requests the server may still hold

@@ -6,7 +6,9 @@ const lib = require('../../dist/index.cjs');
   const { handle } = await import('./smoke-server.js');
   const { report } = await import('./smoke.js');
   const server = await serve(handle);
-  const result = await report(lib, server.origin, 'node-cjs');
+  // The harness names its fault server and a refused origin (see fault-server.mjs).
+  const [faults, refused] = process.argv.slice(2);
+  const result = await report(lib, server.origin, 'node-cjs', { faults, refused });
   console.log(`REPORT ${JSON.stringify(result)}`);
   await server.close();
 })();

@@ -14,8 +14,10 @@ import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FailureCase, RUNTIME_FAILURES, type RuntimeName } from '../classify/runtime-errors.js';
 import { ROOT, assertBuilt } from '../package/built.js';
 import { CHROMIUM, IN_CI, MISSING_CHROMIUM, withChromium } from '../package/chromium.js';
+import { refusedOrigin, serveFaults } from './fault-server.mjs';
 import { serve } from './node-server.mjs';
 import { handle } from './smoke-server.js';
 
@@ -93,6 +95,11 @@ async function runScript(command: string, args: string[], env: NodeJS.ProcessEnv
 
 /** The harness's own server (for workerd and Chromium, which cannot listen): the suite's routes and the files a page needs. */
 let harness: { origin: string; close(): Promise<void> };
+/** The fault server every runtime's network-failure cases use, and an origin that refuses connections. */
+let faults: { origin: string; close(): Promise<void> };
+let refused: string;
+/** The arguments that name them to a runtime's entry script. */
+const networkArgs = (): string[] => [faults.origin, refused];
 
 const STATIC: Record<string, string> = {
   '/dist/index.js': join(ROOT, 'dist/index.js'),
@@ -104,7 +111,9 @@ const PAGE = `<!doctype html>
 <script type="module">
 import * as lib from '/dist/index.js';
 import { report } from '/smoke.js';
-window.smokeReport = await report(lib, location.origin, 'chromium');
+const query = new URLSearchParams(location.search);
+const network = { faults: query.get('faults'), refused: query.get('refused') };
+window.smokeReport = await report(lib, location.origin, 'chromium', network);
 </script>
 `;
 
@@ -124,10 +133,13 @@ async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<t
 beforeAll(async () => {
   assertBuilt();
   harness = await serve(handle, { extra: serveStatic });
+  faults = await serveFaults();
+  refused = await refusedOrigin();
 });
 
 afterAll(async () => {
   await harness?.close();
+  await faults?.close();
 });
 
 async function runWorkerd(): Promise<Outcome> {
@@ -152,19 +164,39 @@ async function runWorkerd(): Promise<Outcome> {
       });
       exited.then(({ code, stderr }) => reject(new Error(`workerd exited (${code}) before listening: ${stderr}`)), reject);
     });
-    const query = new URLSearchParams({ base: harness.origin, id: 'workerd' });
+    const query = new URLSearchParams({ base: harness.origin, id: 'workerd', faults: faults.origin, refused });
     const response = await fetch(`http://127.0.0.1:${port}/?${query}`, { signal: AbortSignal.timeout(RUN_LIMIT_MS) });
     const text = await response.text();
     if (!response.ok) throw new Error(`workerd answered ${response.status}: ${text}`);
     child.kill('SIGTERM');
     const { stderr } = await exited;
     const { unhandled, ...report } = JSON.parse(text) as Outcome['report'] & { unhandled: string[] };
-    return { report, stderr: [stderr, ...unhandled].filter((text) => text !== '').join('\n') };
+    return { report, stderr: [withoutNetworkFailures(stderr), ...unhandled].filter((text) => text !== '').join('\n') };
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited.catch(() => undefined);
   }
 }
+
+/*
+ * With --verbose, workerd logs each failed outbound connection, which the network-failure cases
+ * provoke on purpose: an `info` line for a refused, reset or closed connection and a cut body,
+ * an `error` line for the name that does not resolve, each followed by a `stack:` line. Exactly
+ * those are dropped; anything else on stderr still fails the run.
+ */
+const WORKERD_NETWORK_FAILURE =
+  /^workerd\/jsg\/util\.c\+\+:\d+: (?:info: exception = rust\/worker\/ffi\.rs:\d+: disconnected: (?:Connection refused \(os error 111\)|Connection reset by peer \(os error 104\)|client error \(SendRequest\): connection closed before message completed|HTTP body: error reading a body from connection)|error: e = rust\/worker\/ffi\.rs:\d+: failed: failed to lookup address information: .*)\nstack: .*\n?/gm;
+
+function withoutNetworkFailures(stderr: string): string {
+  return stderr.replace(WORKERD_NETWORK_FAILURE, '');
+}
+
+/** What Chromium logs for each failure the network-failure cases provoke (and only those). */
+const CHROMIUM_NETWORK_FAILURES = new Set(
+  ['CONNECTION_REFUSED', 'CONNECTION_RESET', 'EMPTY_RESPONSE', 'NAME_NOT_RESOLVED'].map(
+    (code) => `Failed to load resource: net::ERR_${code}`,
+  ),
+);
 
 async function runChromium(): Promise<Outcome> {
   return withChromium(async (context) => {
@@ -175,9 +207,10 @@ async function runChromium(): Promise<Outcome> {
     page.on('console', (message) => {
       // Chromium logs every response of status 400 or more so; the suite asks for many of them.
       if (message.text().startsWith('Failed to load resource: the server responded with a status of')) return;
+      if (CHROMIUM_NETWORK_FAILURES.has(message.text())) return;
       if (['error', 'warning'].includes(message.type())) said.push(`console ${message.type()}: ${message.text()}`);
     });
-    await page.goto(`${harness.origin}/`);
+    await page.goto(`${harness.origin}/?${new URLSearchParams({ faults: faults.origin, refused })}`);
     const handle = await page.waitForFunction(() => (window as unknown as { smokeReport?: unknown }).smokeReport, undefined, {
       timeout: RUN_LIMIT_MS,
     });
@@ -187,6 +220,8 @@ async function runChromium(): Promise<Outcome> {
 
 interface Target {
   name: string;
+  /** Whose recorded network failures (test/classify/runtime-errors.ts) it must report. */
+  runtime: RuntimeName;
   binary: { path: string; missing?: string };
   run(): Promise<Outcome>;
   /** Checks of its own, beyond the shared report. */
@@ -194,17 +229,39 @@ interface Target {
 }
 
 const TARGETS: Target[] = [
-  { name: 'Node, ES module', binary: NODE, run: () => runScript(NODE.path, ['test/runtimes/node-esm.mjs']) },
-  { name: 'Node, CommonJS', binary: NODE, run: () => runScript(NODE.path, ['test/runtimes/node-cjs.cjs']) },
   {
-    name: 'Deno, network limited to 127.0.0.1',
+    name: 'Node, ES module',
+    runtime: 'node',
+    binary: NODE,
+    run: () => runScript(NODE.path, ['test/runtimes/node-esm.mjs', ...networkArgs()]),
+  },
+  {
+    name: 'Node, CommonJS',
+    runtime: 'node',
+    binary: NODE,
+    run: () => runScript(NODE.path, ['test/runtimes/node-cjs.cjs', ...networkArgs()]),
+  },
+  {
+    name: 'Deno, network limited to 127.0.0.1 (and a name that never resolves)',
+    runtime: 'deno',
     binary: DENO,
     run: () =>
       runScript(
         DENO.path,
         // No --allow-read: static imports of local modules need none. --unstable-no-legacy-abort:
         // the test server's request.signal then aborts only when the client goes away.
-        ['run', '--no-prompt', '--no-config', '--no-lock', '--unstable-no-legacy-abort', '--allow-net=127.0.0.1', 'test/runtimes/deno.js'],
+        // does-not-exist.invalid: without it, fetch would refuse the DNS case for want of
+        // permission (NotCapable) instead of trying to resolve it.
+        [
+          'run',
+          '--no-prompt',
+          '--no-config',
+          '--no-lock',
+          '--unstable-no-legacy-abort',
+          '--allow-net=127.0.0.1,does-not-exist.invalid',
+          'test/runtimes/deno.js',
+          ...networkArgs(),
+        ],
         { DENO_DIR: join(ROOT, '.cache/runtimes/deno-dir'), DENO_NO_UPDATE_CHECK: '1' },
       ),
     // The sandbox: loopback only, nothing else (under --no-prompt, 'prompt' is a refusal).
@@ -218,10 +275,20 @@ const TARGETS: Target[] = [
         run: 'prompt',
       }),
   },
-  { name: 'Bun, ES module', binary: BUN, run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-esm.mjs']) },
-  { name: 'Bun, CommonJS', binary: BUN, run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-cjs.cjs']) },
-  { name: 'workerd, without nodejs_compat', binary: WORKERD, run: runWorkerd },
-  { name: 'headless Chromium', binary: BROWSER, run: runChromium },
+  {
+    name: 'Bun, ES module',
+    runtime: 'bun',
+    binary: BUN,
+    run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-esm.mjs', ...networkArgs()]),
+  },
+  {
+    name: 'Bun, CommonJS',
+    runtime: 'bun',
+    binary: BUN,
+    run: () => runScript(BUN.path, ['--no-install', 'test/runtimes/bun-cjs.cjs', ...networkArgs()]),
+  },
+  { name: 'workerd, without nodejs_compat', runtime: 'workerd', binary: WORKERD, run: runWorkerd },
+  { name: 'headless Chromium', runtime: 'chromium', binary: BROWSER, run: runChromium },
 ];
 
 /** What every runtime must report; times are checked apart, against bounds. */
@@ -255,6 +322,28 @@ const EXPECTED = {
 };
 
 /**
+ * The network-failure case of a runtime: the errors it really throws and their classification
+ * (recorded in test/classify/runtime-errors.ts, which the classify tests rebuild), and what
+ * retryFetch does with three attempts at most. A GET is retried on every failure; a POST is
+ * resent after a refused connection only where the error proves it never left (notSent), and
+ * never after a reset.
+ */
+function expectedNetworkFailures(runtime: RuntimeName) {
+  const recorded = RUNTIME_FAILURES[runtime];
+  const refusedError = recorded.refused.shape[0]?.name;
+  return {
+    ...(recorded as Record<FailureCase, unknown>),
+    retryFetch: {
+      refusedGet: { attempts: 3, gaveUp: 'attempts' },
+      refusedPost: recorded.refused.notSent ? { attempts: 3, gaveUp: 'attempts' } : { attempts: 1, gaveUp: refusedError },
+      dnsGet: { attempts: 3, gaveUp: 'attempts' },
+      resetGet: { status: 200, body: { served: 2 } },
+      resetPost: { attempts: 1, gaveUp: recorded.reset.shape[0]?.name, served: 1 },
+    },
+  };
+}
+
+/**
  * How long each timed case may take: at least its timer (a few ms of slack below, for a
  * browser's coarse clock), and well under what a missed deadline or abort would cost (the /hang
  * route holds a request 5 s, the sleep the abort cuts short is 10 s). The upper bounds leave
@@ -284,7 +373,7 @@ describe('the smoke suite, on the built package', () => {
         const outcome = await target.run();
         const { report, stderr } = outcome;
         expect(report.failed).toBeUndefined();
-        expect(report.cases).toEqual(EXPECTED);
+        expect(report.cases).toEqual({ ...EXPECTED, networkFailures: expectedNetworkFailures(target.runtime) });
         const cases = report.cases as typeof EXPECTED;
         for (const [what, read, atLeast, below] of TIMED) {
           expect(read(cases), `${what} (ms)`).toBeGreaterThanOrEqual(atLeast);

@@ -22,12 +22,36 @@ const settle = (promise) =>
 const elapsedSince = (started) => Math.round(performance.now() - started);
 const describeError = (error) => (error instanceof Error ? `${error.name}: ${error.message}` : `${typeof error}: ${String(error)}`);
 
+/** A name that never resolves (RFC 6761), so the DNS case needs no network. */
+const UNRESOLVABLE = 'http://does-not-exist.invalid/';
+
+/**
+ * An error and its causes as plain data, with what differs from run to run (ports, keys,
+ * workerd's error reference) replaced, for comparison with test/classify/runtime-errors.ts.
+ */
+function shapeOf(error) {
+  const levels = [];
+  for (let level = error; typeof level === 'object' && level !== null && levels.length < 4; level = level.cause) {
+    const message = String(level.message)
+      .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')
+      .replace(/key=[^&\s)]*/g, 'key=K')
+      .replace(/reference = \w+/, 'reference = REF');
+    const found = { name: level.name, message };
+    if (typeof level.code === 'string') found.code = level.code;
+    if (typeof level.syscall === 'string') found.syscall = level.syscall;
+    levels.push(found);
+  }
+  return levels;
+}
+
 /**
  * Runs every case against `lib` (the package's exports) and the server at `base`; resolves with a
- * report of plain data. `id` keeps the keys of concurrent runs on one server apart.
+ * report of plain data. `id` keeps the keys of concurrent runs on one server apart. `network`
+ * names the harness's fault server (`faults`, fault-server.mjs) and an origin on which nothing
+ * listens (`refused`).
  */
-export async function smoke(lib, base, id = 'run') {
-  const { RetryError, TimeoutError, createRetryBudget, gcs, iam, retry, retryFetch } = lib;
+export async function smoke(lib, base, id, network) {
+  const { RetryError, TimeoutError, createRetryBudget, gcs, iam, isTransient, networkError, notSent, retry, retryFetch } = lib;
   let n = 0;
   const url = (path, query = {}) => {
     n += 1;
@@ -274,12 +298,61 @@ export async function smoke(lib, base, id = 'run') {
     cases.retryAfter = { status: response.status, body: await response.json(), delays, elapsedMs: elapsedSince(started) };
   }
 
+  // Network failures, provoked for real: what the runtime's fetch throws for each, how the
+  // default classification judges it, and what retryFetch does about it.
+  {
+    const { faults, refused } = network;
+    const at = (path, fail = 99) => {
+      n += 1;
+      return `${faults}${path}?${new URLSearchParams({ key: `${id}-${path.slice(1)}-${n}`, fail })}`;
+    };
+    const servedAt = async (where) => (await (await fetch(where.replace(/\/\w+\?/, '/count?'))).json()).served;
+    const judged = (error) => ({
+      shape: shapeOf(error),
+      isTransient: isTransient(error),
+      networkError: networkError(error),
+      notSent: notSent(error),
+    });
+    const thrown = async (request) => judged((await settle(request())).error);
+    const shapes = {
+      refused: await thrown(() => fetch(`${refused}/refused`)),
+      reset: await thrown(() => fetch(at('/reset'))),
+      close: await thrown(() => fetch(at('/close'))),
+      // The headers arrive; reading the body fails.
+      cut: await thrown(async () => (await fetch(at('/cut'))).text()),
+      dns: await thrown(() => fetch(UNRESOLVABLE)),
+    };
+    // retryFetch, three attempts at most: how many it made, and how it ended.
+    const attemptsOf = async (input, init) => {
+      let retries = 0;
+      const outcome = await settle(retryFetch(input, init, { backoff: TINY, maxAttempts: 3, onRetry: () => (retries += 1) }));
+      const { error } = outcome;
+      return { attempts: retries + 1, gaveUp: error instanceof RetryError ? error.reason : error?.name };
+    };
+    const post = { method: 'POST', body: 'data' };
+    const resetGet = at('/reset', 1);
+    const resetPost = at('/reset', 1);
+    const resetGetResponse = await retryFetch(resetGet, undefined, { backoff: TINY });
+    cases.networkFailures = {
+      ...shapes,
+      retryFetch: {
+        refusedGet: await attemptsOf(`${refused}/refused`),
+        // Resent only where the runtime's error proves it never left (notSent).
+        refusedPost: await attemptsOf(`${refused}/refused`, post),
+        dnsGet: await attemptsOf(UNRESOLVABLE),
+        resetGet: { status: resetGetResponse.status, body: await resetGetResponse.json() },
+        // A reset may come after the server acted on the request: a POST is not resent.
+        resetPost: { ...(await attemptsOf(resetPost, post)), served: await servedAt(resetPost) },
+      },
+    };
+  }
+
   return cases;
 }
 
 /** Runs `smoke` and never rejects: a failure becomes `{ failed }`, so every runtime reports something. */
-export function report(lib, base, id) {
-  return smoke(lib, base, id).then(
+export function report(lib, base, id, network) {
+  return smoke(lib, base, id, network).then(
     (cases) => ({ cases }),
     (error) => ({ failed: `${describeError(error)}\n${error?.stack ?? ''}` }),
   );

@@ -1,6 +1,7 @@
 // workerd: the built dist/index.js inside a Worker. workerd cannot listen for the smoke suite's
-// test server, so the harness serves it and names it in the request: GET /?base=ORIGIN&id=ID
-// runs the suite against ORIGIN and answers with the report.
+// test server, so the harness serves it and names it in the request: GET
+// /?base=ORIGIN&id=ID&faults=FAULTS&refused=REFUSED runs the suite against ORIGIN (and the fault
+// server and refused origin of fault-server.mjs) and answers with the report.
 import * as lib from './dist/index.js';
 import { report } from './smoke.js';
 
@@ -16,7 +17,8 @@ export default {
     const url = new URL(request.url);
     const base = url.searchParams.get('base');
     if (base === null) return new Response('missing ?base=', { status: 400 });
-    const result = await report(lib, base, url.searchParams.get('id') ?? 'workerd');
+    const network = { faults: url.searchParams.get('faults'), refused: url.searchParams.get('refused') };
+    const result = await report(lib, base, url.searchParams.get('id') ?? 'workerd', network);
     return new Response(JSON.stringify({ ...result, unhandled }), { headers: { 'content-type': 'application/json' } });
   },
 };
