@@ -68,9 +68,10 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     if (!quiet) io.say(line);
   };
   const stop = new AbortController();
+  /** The run under way, from its start until it has exited; never more than one. */
   let running: StartedRun | undefined;
-  /** The last run stopped by --attempt-timeout: its status is the answer if the retries end there. */
-  let timedOut: StartedRun | undefined;
+  /** The error of the last run stopped by --attempt-timeout, and the status it ended with. */
+  let lastTimeout: { readonly error: TimeoutError; readonly status: number } | undefined;
   let interruptedBy: NodeJS.Signals | undefined;
 
   const interrupt = (signal: NodeJS.Signals): void => {
@@ -81,33 +82,50 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     stop.abort(new Error(`interrupted by ${signal}`));
   };
 
+  // One attempt lasts until its run has exited, so the next attempt (which retry() starts only
+  // after this one has settled and the wait has passed) can never overlap it. That is why
+  // --attempt-timeout is kept here rather than by retry()'s attemptTimeoutMs: retry() abandons
+  // an attempt at its timeout and moves on while the run may still be shutting down, which let
+  // two attempts wait for the same slow run and both start the command when it exited.
   const runOnce = async (ctx: AttemptContext): Promise<void> => {
-    // Never two copies at once: a run stopped by --attempt-timeout is waited for before the next.
-    if (timedOut !== undefined) await timedOut.outcome;
+    const { signal } = ctx;
     const current = io.start();
     running = current;
-    const { signal } = ctx;
-    // Which limit aborts this attempt: its own timeout if that comes before the deadline.
-    const byAttemptTimeout = attemptTimeoutMs < ctx.remainingMs;
-    const onAbort = (): void => {
-      // Our own SIGINT/SIGTERM was already passed on; this is a time limit passing mid-run.
-      if (!(signal.reason instanceof TimeoutError)) return;
-      if (byAttemptTimeout) {
-        timedOut = current;
-        say(
-          `tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout); sending SIGTERM to the command`,
-        );
-      } else {
-        say(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}; sending SIGTERM to the command`);
-      }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
+    let terminated = false;
+    const terminate = (why: string): void => {
+      // One SIGTERM per run: the deadline passing while a timed-out run shuts down adds nothing.
+      if (terminated) return;
+      terminated = true;
+      say(`${why}; sending SIGTERM to the command`);
       current.kill('SIGTERM');
     };
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      // Our own SIGINT/SIGTERM was already passed on; this is the deadline passing mid-run.
+      if (!(signal.reason instanceof TimeoutError)) return;
+      terminate(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}`);
+    };
+    // A timeout at or past the deadline would never fire first: the deadline speaks instead.
+    if (attemptTimeoutMs < ctx.remainingMs) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        terminate(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout)`);
+      }, attemptTimeoutMs);
+    }
     signal.addEventListener('abort', onAbort);
     const outcome = await current.outcome;
+    clearTimeout(timer);
     signal.removeEventListener('abort', onAbort);
-    // A timed-out run may end after the next one started: leave that one in place.
-    if (running === current) running = undefined;
+    running = undefined;
     const status = exitStatusOf(outcome, signalNumbers);
+    if (timedOut) {
+      // It hung: a failed attempt whatever status SIGTERM left it with.
+      const error = new TimeoutError(`attempt ${ctx.attempt} timed out after ${formatDuration(attemptTimeoutMs)}`);
+      lastTimeout = { error, status };
+      throw error;
+    }
     if (outcome.kind === 'exited' && status === 0) return;
     throw new CommandFailed(outcome, status);
   };
@@ -118,7 +136,6 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
         backoff: request.backoff,
         maxAttempts,
         deadlineMs,
-        attemptTimeoutMs: Number.isFinite(attemptTimeoutMs) ? attemptTimeoutMs : undefined,
         // A run stopped by --attempt-timeout is retried whatever --retry-on lists: it hung, it did not fail.
         retryable: (error) => error instanceof TimeoutError || retryableExit(request.retryOn)(error),
         signal: stop.signal,
@@ -134,28 +151,26 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
       });
       return 0;
     } catch (error) {
-      const failure = error instanceof RetryError ? error.cause : error;
-      const lastTimedOut = timedOut !== undefined && (running === undefined || running === timedOut);
-      if (failure instanceof TimeoutError && lastTimedOut && interruptedBy === undefined && timedOut !== undefined) {
-        // The last attempt hit --attempt-timeout: once it has ended, its status is the answer.
-        const status = exitStatusOf(await timedOut.outcome, signalNumbers);
-        if (error instanceof RetryError) {
-          say(
-            `tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${error.reason === 'deadline' ? 'deadline' : 'no attempts left'}): the last one timed out, exit code ${status}`,
-          );
-        }
-        return status;
-      }
+      // retry() gave up mid-run (the deadline, SIGINT/SIGTERM): that run's own status is the answer.
       const stillRunning = running;
       if (stillRunning !== undefined) return exitStatusOf(await stillRunning.outcome, signalNumbers);
       if (interruptedBy !== undefined) return 128 + (signalNumbers[interruptedBy] ?? 0);
+      const failure = error instanceof RetryError ? error.cause : error;
+      const gaveUp = (what: string): void => {
+        if (!(error instanceof RetryError)) return;
+        const why =
+          error.reason === 'deadline' ? `the next wait would pass the ${formatDuration(deadlineMs)} deadline` : 'no attempts left';
+        say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${why}): ${what}`);
+      };
+      if (lastTimeout !== undefined && failure === lastTimeout.error) {
+        gaveUp(`the last one timed out, exit code ${lastTimeout.status}`);
+        return lastTimeout.status;
+      }
       if (!(failure instanceof CommandFailed)) throw error;
       if (failure.outcome.kind === 'not-started') {
         io.say(`tenacious: ${failure.message}`);
       } else if (error instanceof RetryError) {
-        const why =
-          error.reason === 'deadline' ? `the next wait would pass the ${formatDuration(deadlineMs)} deadline` : 'no attempts left';
-        say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${why}): ${failure.message}`);
+        gaveUp(failure.message);
       } else {
         say(`tenacious: not retrying: exit code ${failure.exitCode} is not in --retry-on`);
       }
