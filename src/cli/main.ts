@@ -11,11 +11,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type CliRequest, type RunRequest, type TokenizeArgs, UsageError, readArgs } from './args.js';
-import { formatDuration } from './duration.js';
-import { type CommandOutcome, CommandFailed, exitStatusOf, retryLine, retryableExit } from './exit-status.js';
+import type { CommandOutcome } from './exit-status.js';
+import { type StartedRun, runWithRetries } from './run.js';
 import { renderSchedule } from './schedule.js';
 import { USAGE } from './usage.js';
-import { type AttemptContext, RetryError, TimeoutError, retry } from '../index.js';
 
 /** Exit status for a command line that cannot be carried out (the convention of getopt tools). */
 const USAGE_STATUS = 2;
@@ -53,118 +52,21 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(renderSchedule(request));
     return 0;
   }
-  return runWithRetries(request);
+  return runCommand(request);
 }
 
-/** One started run of the command. */
-interface Running {
-  readonly child: ChildProcess | undefined;
-  readonly outcome: Promise<CommandOutcome>;
-}
-
-/**
- * Runs the command under `retry()` and returns the status to exit with: the last run's.
- * A run still going when `retry()` gives up (deadline, SIGINT/SIGTERM) is waited for, so the
- * command is never left behind and its own status is the answer.
- */
-async function runWithRetries(request: RunRequest): Promise<number> {
-  const { quiet, maxAttempts, deadlineMs, attemptTimeoutMs } = request;
-  const say = (line: string): void => {
-    if (!quiet) process.stderr.write(`${line}\n`);
-  };
-  const stop = new AbortController();
-  let running: Running | undefined;
-  /** The last run stopped by --attempt-timeout: its status is the answer if the retries end there. */
-  let timedOut: Running | undefined;
-  let interruptedBy: NodeJS.Signals | undefined;
-
-  const onSignal = (signal: NodeJS.Signals): void => {
-    running?.child?.kill(signal);
-    if (interruptedBy !== undefined) return; // a second Ctrl-C is only passed on
-    interruptedBy = signal;
-    say(`tenacious: received ${signal}; ${running === undefined ? 'not retrying' : 'passed it to the command; not retrying'}`);
-    stop.abort(new Error(`interrupted by ${signal}`));
-  };
-
-  const runOnce = async (ctx: AttemptContext): Promise<void> => {
-    // Never two copies at once: a run stopped by --attempt-timeout is waited for before the next.
-    if (timedOut !== undefined) await timedOut.outcome;
-    const current = start(request);
-    running = current;
-    const { signal } = ctx;
-    // Which limit aborts this attempt: its own timeout if that comes before the deadline.
-    const byAttemptTimeout = attemptTimeoutMs < ctx.remainingMs;
-    const onAbort = (): void => {
-      // Our own SIGINT/SIGTERM was already passed on; this is a time limit passing mid-run.
-      if (!(signal.reason instanceof TimeoutError)) return;
-      if (byAttemptTimeout) {
-        timedOut = current;
-        say(
-          `tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout); sending SIGTERM to the command`,
-        );
-      } else {
-        say(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}; sending SIGTERM to the command`);
-      }
-      current.child?.kill('SIGTERM');
-    };
-    signal.addEventListener('abort', onAbort);
-    const outcome = await current.outcome;
-    signal.removeEventListener('abort', onAbort);
-    // A timed-out run may end after the next one started: leave that one in place.
-    if (running === current) running = undefined;
-    const status = exitStatusOf(outcome, SIGNAL_NUMBERS);
-    if (outcome.kind === 'exited' && status === 0) return;
-    throw new CommandFailed(outcome, status);
-  };
-
+/** Runs the command with retries, passing tenacious's own SIGINT and SIGTERM on to it. */
+async function runCommand(request: RunRequest): Promise<number> {
+  const run = runWithRetries(request, {
+    start: () => start(request),
+    say: (line) => process.stderr.write(`${line}\n`),
+    signalNumbers: SIGNAL_NUMBERS,
+  });
+  const onSignal = (signal: NodeJS.Signals): void => run.interrupt(signal);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    await retry(runOnce, {
-      backoff: request.backoff,
-      maxAttempts,
-      deadlineMs,
-      attemptTimeoutMs: Number.isFinite(attemptTimeoutMs) ? attemptTimeoutMs : undefined,
-      // A run stopped by --attempt-timeout is retried whatever --retry-on lists: it hung, it did not fail.
-      retryable: (error) => error instanceof TimeoutError || retryableExit(request.retryOn)(error),
-      signal: stop.signal,
-      onRetry: ({ attempt, error, delayMs }) => {
-        const failure =
-          error instanceof TimeoutError
-            ? `timed out after ${formatDuration(attemptTimeoutMs)}`
-            : error instanceof CommandFailed
-              ? error.message
-              : String(error);
-        say(retryLine(attempt, maxAttempts, failure, delayMs));
-      },
-    });
-    return 0;
-  } catch (error) {
-    const failure = error instanceof RetryError ? error.cause : error;
-    const lastTimedOut = timedOut !== undefined && (running === undefined || running === timedOut);
-    if (failure instanceof TimeoutError && lastTimedOut && interruptedBy === undefined && timedOut !== undefined) {
-      // The last attempt hit --attempt-timeout: once it has ended, its status is the answer.
-      const status = exitStatusOf(await timedOut.outcome, SIGNAL_NUMBERS);
-      if (error instanceof RetryError) {
-        say(
-          `tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${error.reason === 'deadline' ? 'deadline' : 'no attempts left'}): the last one timed out, exit code ${status}`,
-        );
-      }
-      return status;
-    }
-    const stillRunning = running;
-    if (stillRunning !== undefined) return exitStatusOf(await stillRunning.outcome, SIGNAL_NUMBERS);
-    if (interruptedBy !== undefined) return 128 + (SIGNAL_NUMBERS[interruptedBy] ?? 0);
-    if (!(failure instanceof CommandFailed)) throw error;
-    if (failure.outcome.kind === 'not-started') {
-      process.stderr.write(`tenacious: ${failure.message}\n`);
-    } else if (error instanceof RetryError) {
-      const why = error.reason === 'deadline' ? `the next wait would pass the ${formatDuration(deadlineMs)} deadline` : 'no attempts left';
-      say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${why}): ${failure.message}`);
-    } else {
-      say(`tenacious: not retrying: exit code ${failure.exitCode} is not in --retry-on`);
-    }
-    return failure.exitCode;
+    return await run.status;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -172,13 +74,13 @@ async function runWithRetries(request: RunRequest): Promise<number> {
 }
 
 /** Starts the command with inherited stdio (its output streams through, untouched). */
-function start(request: RunRequest): Running {
+function start(request: RunRequest): StartedRun {
   let child: ChildProcess;
   try {
     child = spawn(request.command, request.args, { stdio: 'inherit' });
   } catch (error) {
     // spawn throws synchronously for some bad arguments (e.g. a NUL byte in the command).
-    return { child: undefined, outcome: Promise.resolve(notStarted(error)) };
+    return { kill: () => {}, outcome: Promise.resolve(notStarted(error)) };
   }
   const outcome = new Promise<CommandOutcome>((resolve) => {
     // 'error' also reports a failed kill() of a running child; only a child without a pid never started.
@@ -187,7 +89,12 @@ function start(request: RunRequest): Running {
     });
     child.once('exit', (code, signal) => resolve({ kind: 'exited', code, signal }));
   });
-  return { child, outcome };
+  return {
+    kill: (signal) => {
+      child.kill(signal);
+    },
+    outcome,
+  };
 }
 
 function notStarted(error: unknown): CommandOutcome {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/sim/random.js';
+import { throttleProbability } from '../../src/fleet/throttle.js';
 import { createAdaptiveThrottle, retry, RetryError, ThrottledError } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { httpError, installClock, type InstalledClock, track } from '../helpers/clock.js';
@@ -21,6 +22,9 @@ afterEach(() => {
 const seeded = seededRandom;
 
 const never = () => 0.999_999_999; // a draw that only a probability of ~1 rejects
+
+// Tests of the formula itself pass minRequests: 0, so that it applies from the first request;
+// the default minimum has tests of its own ('createAdaptiveThrottle: the minimum of requests').
 
 describe('createAdaptiveThrottle: the SRE book formula', () => {
   it('admits everything while the server accepts everything', () => {
@@ -51,7 +55,7 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
   it('property: the probability follows the formula for any k and any outcomes', () => {
     fc.assert(
       fc.property(fc.double({ min: 1, max: 10, noNaN: true }), fc.array(fc.boolean(), { maxLength: 200 }), (k, outcomes) => {
-        const throttle = createAdaptiveThrottle({ k, rng: never });
+        const throttle = createAdaptiveThrottle({ k, minRequests: 0, rng: never });
         let requests = 0;
         let accepts = 0;
         for (const accepted of outcomes) {
@@ -69,7 +73,7 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
   });
 
   it('counts locally rejected attempts as requests, as the book does', () => {
-    const throttle = createAdaptiveThrottle({ rng: () => 0 }); // every draw below p rejects
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 0 }); // every draw below p rejects
     throttle.admit();
     throttle.record(false); // 1 request, 0 accepts: p = 1/2
     expect(throttle.admit()).toBe(false);
@@ -80,7 +84,7 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
 
   it('rejects when the draw is below the probability, admits at or above it', () => {
     const draws = [0.49, 0.5];
-    const throttle = createAdaptiveThrottle({ rng: () => draws.shift() ?? 0 });
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => draws.shift() ?? 0 });
     throttle.admit();
     throttle.record(false); // p = 0.5
     expect(throttle.admit()).toBe(false); // 0.49 < 0.5
@@ -138,10 +142,105 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
   });
 
   it('throws a clear error for an rng that returns something outside [0, 1]', () => {
-    const throttle = createAdaptiveThrottle({ rng: () => 1.5 });
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 1.5 });
     throttle.admit();
     throttle.record(false);
     expect(() => throttle.admit()).toThrow(/createAdaptiveThrottle: rng must return a number in \[0, 1\], got 1\.5/);
+  });
+});
+
+describe('createAdaptiveThrottle: the minimum of requests', () => {
+  it('regression (issue 21, defect 14): a low-traffic process is not throttled after two failures', async () => {
+    // The README's case: one call, two transient failures, then the server answers. Without a
+    // minimum the third attempt met p = 2/3 and failed with "rejection probability 0.750: 0 of
+    // the last 3 requests accepted". rng 0 rejects at any probability above 0.
+    const throttle = createAdaptiveThrottle({ rng: () => 0 });
+    let calls = 0;
+    const p = track(
+      retry(
+        async () => {
+          calls++;
+          if (calls <= 2) throw httpError(503);
+          return 'ok';
+        },
+        { throttle, backoff: { initialDelayMs: 100, jitter: 'none' }, maxAttempts: 3 },
+      ),
+    );
+    await clock.tickAsync(300);
+    expect(p.error).toBeUndefined();
+    expect(p.value).toBe('ok');
+    expect(calls).toBe(3);
+  });
+
+  it('rejects from the default of 10 requests in the window on, not before', () => {
+    const throttle = createAdaptiveThrottle({ rng: () => 0 });
+    for (let i = 0; i < 10; i++) {
+      expect(throttle.rejectionProbability()).toBe(0);
+      expect(throttle.admit()).toBe(true);
+      throttle.record(false);
+    }
+    expect(throttle.rejectionProbability()).toBeCloseTo(10 / 11, 12);
+    expect(throttle.admit()).toBe(false);
+  });
+
+  it('takes minRequests as given: 3 lets the fourth attempt be rejected, 0 the second', () => {
+    const atThree = createAdaptiveThrottle({ minRequests: 3, rng: () => 0 });
+    for (let i = 0; i < 3; i++) {
+      expect(atThree.admit()).toBe(true);
+      atThree.record(false);
+    }
+    expect(atThree.admit()).toBe(false);
+    const atZero = createAdaptiveThrottle({ minRequests: 0, rng: () => 0 });
+    expect(atZero.admit()).toBe(true); // no request yet: p = 0 by the formula itself
+    atZero.record(false);
+    expect(atZero.admit()).toBe(false);
+  });
+
+  it('counts the minimum over the window: once old requests leave it, the throttle stops rejecting', () => {
+    const throttle = createAdaptiveThrottle({ minRequests: 5, windowMs: 60_000, rng: () => 0 });
+    for (let i = 0; i < 5; i++) {
+      throttle.admit();
+      throttle.record(false);
+      clock.tick(10_000);
+    }
+    // At 50 s the window holds all five failures; at 60 s the first has left it.
+    expect(throttle.rejectionProbability()).toBeCloseTo(5 / 6, 12);
+    clock.tick(10_000);
+    expect(throttle.requests).toBe(4);
+    expect(throttle.rejectionProbability()).toBe(0);
+    expect(throttle.admit()).toBe(true);
+  });
+
+  it('property: throttleProbability is 0 below the minimum, the formula from it on, and always in [0, 1)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.double({ min: 1, max: 10, noNaN: true }),
+        fc.integer({ min: 0, max: 1000 }),
+        (requests, acceptsRaw, k, minRequests) => {
+          const accepts = Math.min(acceptsRaw, requests);
+          const p = throttleProbability(requests, accepts, k, minRequests);
+          if (requests < minRequests) expect(p).toBe(0);
+          else expect(p).toBe(Math.max(0, (requests - k * accepts) / (requests + 1)));
+          expect(p >= 0 && p < 1).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it('property: never rejects while the window holds fewer than minRequests requests', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 40 }), fc.array(fc.boolean(), { maxLength: 100 }), (minRequests, outcomes) => {
+        const throttle = createAdaptiveThrottle({ minRequests, rng: () => 0 }); // any p > 0 rejects
+        for (const accepted of outcomes) {
+          const before = throttle.requests;
+          const admitted = throttle.admit();
+          if (before < minRequests) expect(admitted).toBe(true);
+          if (admitted) throttle.record(accepted);
+        }
+      }),
+    );
   });
 });
 
@@ -225,6 +324,11 @@ describe('createAdaptiveThrottle: options', () => {
     [{ windowMs: 0 }, RangeError, /options\.windowMs must be a finite number > 0, got 0$/],
     [{ windowMs: -1000 }, RangeError, /options\.windowMs .*got -1000$/],
     [{ windowMs: Number.POSITIVE_INFINITY }, RangeError, /options\.windowMs .*got Infinity$/],
+    [{ minRequests: -1 }, RangeError, /options\.minRequests must be a safe integer >= 0, got -1$/],
+    [{ minRequests: 2.5 }, RangeError, /options\.minRequests .*got 2\.5$/],
+    [{ minRequests: Number.NaN }, RangeError, /options\.minRequests .*got NaN$/],
+    [{ minRequests: Number.POSITIVE_INFINITY }, RangeError, /options\.minRequests .*got Infinity$/],
+    [{ minRequests: '10' }, RangeError, /options\.minRequests .*got "10"$/],
     [{ rng: 0.3 }, TypeError, /options\.rng must be a function, got 0\.3$/],
     [{ K: 2 }, TypeError, /unknown option "K"/],
     ['fast', TypeError, /options must be an object, got "fast"/],
@@ -247,7 +351,7 @@ describe('createAdaptiveThrottle with retry() in virtual time', () => {
   const backoff = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'none' } as const;
 
   it('rejects an attempt with ThrottledError without calling fn, and does not retry it', async () => {
-    const throttle = createAdaptiveThrottle({ rng: () => 0 });
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 0 });
     let calls = 0;
     const p = track(
       retry(
@@ -269,7 +373,7 @@ describe('createAdaptiveThrottle with retry() in virtual time', () => {
   });
 
   it('regression (issue 12, defect 3): an attempt the caller aborts is not counted, so a typeahead never throttles itself', async () => {
-    const throttle = createAdaptiveThrottle({ rng: () => 0 }); // any probability above 0 rejects
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 0 }); // any probability above 0 rejects
     const search = ({ signal }: { signal: AbortSignal }) =>
       new Promise<string>((resolve, reject) => {
         const timer = setTimeout(resolve, 50, 'results');
@@ -297,7 +401,7 @@ describe('createAdaptiveThrottle with retry() in virtual time', () => {
   });
 
   it('regression (issue 12, defect 3): an attempt abandoned at the deadline is not counted', async () => {
-    const throttle = createAdaptiveThrottle({ rng: () => 0 });
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 0 });
     for (let i = 0; i < 5; i++) {
       const p = track(retry(() => new Promise<never>(() => {}), { throttle, deadlineMs: 100 }));
       await clock.tickAsync(100);
@@ -374,7 +478,7 @@ describe('createAdaptiveThrottle', () => {
    */
   function throttleAtThreeQuarters(draw: () => unknown) {
     let draws = 0;
-    const throttle = createAdaptiveThrottle({ rng: () => (draws++ < 2 ? 1 : (draw() as number)) });
+    const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => (draws++ < 2 ? 1 : (draw() as number)) });
     // Three admitted attempts that failed (an admitted attempt counts once it is recorded).
     for (let i = 0; i < 3; i++) {
       expect(throttle.admit()).toBe(true);
