@@ -53,7 +53,9 @@ export interface GcsUploadOptions extends GcsCommonOptions {
 /**
  * An upload that cannot go on: the session expired or was cancelled (`'session-expired'`: HTTP
  * 404 or 410; start a new session and upload again), or the service answered what the
- * protocol does not allow (`'protocol'`).
+ * protocol does not allow (`'protocol'`). `'no-progress'` is a 308 that reports nothing
+ * persisted beyond what the session had reported before: a failed attempt, retried like a 503,
+ * so it reaches you as the `cause` of a `RetryError` once the attempts or the time run out.
  *
  * @example
  * try {
@@ -65,11 +67,11 @@ export interface GcsUploadOptions extends GcsCommonOptions {
 export class GcsUploadError extends Error {
   override readonly name = 'GcsUploadError';
   /** Why the upload stopped. */
-  readonly reason: 'session-expired' | 'protocol';
+  readonly reason: 'session-expired' | 'protocol' | 'no-progress';
   /** The status of the answer that stopped it. */
   readonly status: number;
 
-  constructor(reason: 'session-expired' | 'protocol', status: number, detail: string) {
+  constructor(reason: 'session-expired' | 'protocol' | 'no-progress', status: number, detail: string) {
     super(`gcsResumableUpload: ${detail}`);
     this.reason = reason;
     this.status = status;
@@ -85,6 +87,17 @@ function persistedOf(res: Response, total: number): number {
   if (!(offset <= total))
     throw new GcsUploadError('protocol', res.status, `the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
   return offset;
+}
+
+/** The failed attempt a 308 is when it reports nothing beyond the `persisted` bytes reported before. */
+function noProgress(res: Response, persisted: number, total: number): GcsUploadError {
+  const range = res.headers.get('range');
+  const said = range === null ? 'without Range (nothing persisted)' : `with Range ${JSON.stringify(range)}`;
+  return new GcsUploadError(
+    'no-progress',
+    res.status,
+    `the session kept nothing new: HTTP 308 ${said}, after it had reported ${persisted} of ${total} bytes persisted`,
+  );
 }
 
 /** Throws what an answer other than 200, 201 or 308 means. */
@@ -106,11 +119,15 @@ function failure(res: Response): never {
  * response (200 or 201, the object's metadata as JSON). The body goes in chunks of
  * `chunkSizeBytes`; when a request fails (a dropped connection, a 503 after part of the chunk
  * was persisted), the session is asked how far it got and the upload continues from that byte:
- * nothing persisted is sent again. Each chunk has its own run of retries under
- * `gcs({ operation: 'objects.insert' })`'s policy (a deadline bounds the time without
- * progress, not the whole upload), and every request is resent safely: the session URI names
- * one upload. Rejects with a {@link GcsUploadError} when the session expired (404/410), with
- * the `HttpStatusError` of a status not worth retrying, or with retry()'s `RetryError`.
+ * nothing persisted is sent again. Each stretch of progress has its own run of retries under
+ * `gcs({ operation: 'objects.insert' })`'s policy: a 308 that reports bytes persisted beyond any
+ * reported before ends the run, and the next starts afresh (the deadline and `maxAttempts`
+ * bound the time and attempts without progress, not the whole upload); a 308 that reports
+ * nothing new is a failed attempt, backed off and counted like a 503. Every request is resent
+ * safely: the session URI names one upload. Rejects with a {@link GcsUploadError} when the
+ * session expired (404/410), with the `HttpStatusError` of a status not worth retrying, or with
+ * retry()'s `RetryError` (whose `cause` is a `'no-progress'` GcsUploadError when the session
+ * kept nothing).
  * `onSuccess` and `onGiveUp` are the upload's: called once, counting every chunk's attempts;
  * `retryOnResult` is refused (a 308 is progress, not a value to retry).
  *
@@ -132,7 +149,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   refuseRetryOnResult('gcsResumableUpload: options', overrides);
   const data = bytesOf(body);
   const startedAt = steadyNow();
-  const { onSuccess, onGiveUp, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
+  const { onSuccess, onGiveUp, retryable, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
   // The hooks are the upload's, not each chunk run's: onSuccess once when the last chunk is in,
   // onGiveUp once when the upload fails, each with the attempts of every run so far.
   let attempts = 0;
@@ -140,6 +157,10 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   const policy = {
     ...common,
     idempotent: true,
+    // A 308 that kept nothing new asks for the bytes again, as a 503 would: the same backoff and
+    // limits, whatever the caller's predicate knows of HTTP statuses.
+    retryable: (error: unknown, ctx?: AttemptContext) =>
+      (error instanceof GcsUploadError && error.reason === 'no-progress') || (retryable?.(error, ctx) ?? true),
     onSuccess: (event: SuccessEvent) => {
       attempts += event.attempts;
     },
@@ -151,7 +172,12 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
     send(sessionUri, { method: 'PUT', headers: { 'content-range': range }, body: part ?? null, signal: ctx.signal });
 
+  // Where the next request starts: what the session said last (it may go back, and is obeyed).
   let offset = 0;
+  // The most the session ever said it kept. Only going past it is progress: a 308 that does not
+  // is a failed attempt, so a session that keeps nothing (or keeps going back) runs out of
+  // attempts or time instead of being sent the same bytes forever.
+  let persisted = 0;
   const elapsed = (): number => Math.round(steadyNow() - startedAt);
   try {
     for (;;) {
@@ -160,8 +186,6 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
         if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs: elapsed(), value: res });
         return res;
       }
-      offset = persistedOf(res, total);
-      cancelBody(res);
     }
   } catch (error) {
     // A run that gave up told why; anything else (a protocol error between runs) is not retried.
@@ -171,7 +195,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     throw error;
   }
 
-  /** One run per chunk: its first attempt sends from the offset known; a retry first asks. */
+  /** One run per stretch of progress: its first attempt sends from the offset known; a retry first asks. */
   function runChunk(): Promise<Response> {
     return retry(async (ctx) => {
       if (ctx.attempt > 1) {
@@ -184,7 +208,12 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       const end = Math.min(offset + (chunk as number), total);
       const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
-      if (answer.status !== 308 && answer.status !== 200 && answer.status !== 201) failure(answer);
+      if (answer.status === 200 || answer.status === 201) return answer;
+      if (answer.status !== 308) failure(answer);
+      offset = persistedOf(answer, total);
+      cancelBody(answer);
+      if (offset <= persisted) throw noProgress(answer, persisted, total);
+      persisted = offset;
       return answer;
     }, policy);
   }

@@ -1,5 +1,7 @@
 // Cloud Storage resumable uploads against a loopback server that behaves like Google's storage
 // testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type GiveUpEvent,
@@ -10,6 +12,8 @@ import {
   gcsResumableUpload,
   gcsStartResumableUpload,
 } from '../../src/index.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
+import { type InstalledClock, track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
 const KiB = 1024;
@@ -224,5 +228,167 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error.status).toBe(403);
     expect(calls).toBe(1);
+  });
+});
+
+/** One request the scripted session got: when (virtual time), its Content-Range, its body's size. */
+interface Put {
+  readonly at: number;
+  readonly range: string;
+  readonly bytes: number;
+}
+
+/**
+ * A real upload session on 127.0.0.1 whose every answer comes from `answer` (the PUTs so far,
+ * this one included). Past `limit` PUTs it answers 410, so code that loops without end fails
+ * the test instead of hanging it.
+ */
+async function scriptedSession(
+  answer: (puts: readonly Put[]) => { status: number; headers?: Record<string, string>; body?: string },
+  limit = 200,
+): Promise<{ uri: string; puts: Put[]; close(): Promise<void> }> {
+  const puts: Put[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let bytes = 0;
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => {
+      puts.push({ at: Date.now(), range: String(req.headers['content-range']), bytes });
+      const { status, headers = {}, body } = puts.length > limit ? { status: 410 } : answer(puts);
+      res.writeHead(status, headers).end(body);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async (): Promise<void> => {
+    const closed = new Promise((resolve) => server.close(resolve));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  sessions.push(close);
+  return { uri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload?upload_id=s1`, puts, close };
+}
+const sessions: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((close) => close()));
+});
+
+/**
+ * Real fetch on real sockets, in virtual time: I/O runs between steps (setImmediate is not
+ * faked), and the clock jumps to its next timer only while no request is on the wire, so the
+ * waits that pass are the upload's own, never a socket's time on the wire.
+ */
+function virtualFetch(clock: InstalledClock): {
+  fetch: typeof fetch;
+  settle<T>(promise: Promise<T>): Promise<{ state: string; value?: T; error?: unknown; at: number }>;
+  finish(session: { close(): Promise<void> }): Promise<void>;
+} {
+  let onWire = 0;
+  return {
+    fetch: async (input, init) => {
+      onWire++;
+      try {
+        return await fetch(input, init);
+      } finally {
+        onWire--;
+      }
+    },
+    async settle(promise) {
+      const box = track(promise);
+      while (box.state === 'pending') {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (box.state === 'pending' && onWire === 0) await clock.nextAsync();
+      }
+      return { ...box, at: clock.now };
+    },
+    // Undici sets its own timers (its keep-alive clock) on the virtual clock: once the upload
+    // has left nothing queued (checked first, or running the clock would hide it), they run out.
+    async finish(session) {
+      await session.close();
+      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+      await clock.runAllAsync();
+    },
+  };
+}
+
+describe('gcsResumableUpload: a session that keeps nothing, in virtual time on loopback', () => {
+  const clock = useVirtualClock();
+  const KiB256 = 256 * KiB;
+  // Google's schedule without jitter: waits of 1, 2, 4, 8, 16 s.
+  const backoff = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: 'none' as const };
+
+  it('a 308 without Range is a failed attempt: backed off, counted against maxAttempts, ending in a RetryError', async () => {
+    const session = await scriptedSession(() => ({ status: 308 }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(
+      gcsResumableUpload(session.uri, pattern(2 * KiB256), { fetch: net.fetch, chunkSizeBytes: KiB256, backoff, maxAttempts: 4 }),
+    );
+    expect(outcome.state).toBe('rejected');
+    const error = outcome.error as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('attempts');
+    expect(error.attempts).toBe(4);
+    expect(error.cause).toBeInstanceOf(GcsUploadError);
+    expect((error.cause as GcsUploadError).reason).toBe('no-progress');
+    // Four attempts at chunk 0, each after the first asking the session first, with the backoff between.
+    const first = `bytes 0-${KiB256 - 1}/${2 * KiB256}`;
+    const ask = `bytes */${2 * KiB256}`;
+    expect(session.puts.map(({ at, range }) => [at, range])).toEqual([
+      [0, first],
+      [1000, ask],
+      [1000, first],
+      [3000, ask],
+      [3000, first],
+      [7000, ask],
+      [7000, first],
+    ]);
+    expect(outcome.at).toBe(7000);
+    await net.finish(session);
+  });
+
+  it('a 308 without Range forever, no maxAttempts: settles by the deadline with RetryError "deadline"', async () => {
+    const session = await scriptedSession(() => ({ status: 308 }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(gcsResumableUpload(session.uri, pattern(1000), { fetch: net.fetch, backoff, deadlineMs: 20_000 }));
+    expect(outcome.state).toBe('rejected');
+    expect(outcome.error).toBeInstanceOf(RetryError);
+    expect((outcome.error as RetryError).reason).toBe('deadline');
+    // Attempts at 0, 1, 3, 7 and 15 s; the next wait (16 s) would end past the deadline: it gives up at once.
+    expect(outcome.at).toBe(15_000);
+    expect(session.puts.filter((p) => p.bytes > 0).map((p) => p.at)).toEqual([0, 1000, 3000, 7000, 15_000]);
+    await net.finish(session);
+  });
+
+  it('a 308 whose Range goes back is no progress: resent from where the session says, but counted as a failure', async () => {
+    const total = 2 * KiB256;
+    // The first chunk is kept; from then on the session says it holds only the first 128 KiB.
+    const session = await scriptedSession((puts) => ({
+      status: 308,
+      headers: { range: puts.length === 1 ? `bytes=0-${KiB256 - 1}` : `bytes=0-${KiB256 / 2 - 1}` },
+    }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(
+      gcsResumableUpload(session.uri, pattern(total), { fetch: net.fetch, chunkSizeBytes: KiB256, backoff, maxAttempts: 3 }),
+    );
+    const error = outcome.error as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('attempts');
+    expect((error.cause as GcsUploadError).reason).toBe('no-progress');
+    expect((error.cause as GcsUploadError).message).toContain(`Range "bytes=0-131071", after it had reported 262144 of ${total}`);
+    const back = `bytes 131072-393215/${total}`;
+    expect(session.puts.map(({ at, range }) => [at, range])).toEqual([
+      [0, `bytes 0-262143/${total}`],
+      [0, `bytes 262144-524287/${total}`],
+      [1000, `bytes */${total}`],
+      [1000, back],
+      [3000, `bytes */${total}`],
+      [3000, back],
+    ]);
+    await net.finish(session);
   });
 });
