@@ -1,19 +1,23 @@
 /**
  * Starting a Cloud Storage resumable upload: the `POST …?uploadType=resumable` that returns the
- * session URI `gcsResumableUpload` sends the body to.
+ * session URI, with the write's preconditions as query parameters and the caller's extra headers.
+ * A resumable upload is an `objects.insert`, so whether a failed start may be sent again is
+ * `gcs({ operation: 'objects.insert', preconditions })`'s decision, as for any other insert.
  * The protocol: Cloud Storage, "Resumable uploads", https://cloud.google.com/storage/docs/resumable-uploads
  */
 import { HttpStatusError } from '../errors.js';
-import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
-import { optionsBag } from '../presets/preset.js';
+import { type GcsCommonOptions, type GcsPreconditions, type GcsRetryStrategy, gcs } from '../presets/gcs.js';
+import { optionsBag, ownFields } from '../presets/preset.js';
 import { describe } from '../util/check.js';
+import { suggest } from '../util/suggest.js';
 import type { FetchFunction } from './fetch-options.js';
 import { cancelBody } from './responses.js';
 import { retryFetch } from './retry-fetch.js';
 
 /**
  * What {@link gcsStartResumableUpload} needs: where the object goes, and the OAuth 2.0 access
- * token to send; plus `gcs()`'s overrides and the fetch to call.
+ * token to send; plus the write's preconditions, extra headers, `gcs()`'s overrides and the
+ * fetch to call.
  *
  * @example
  * const target: GcsUploadTarget = { bucket: 'my-bucket', name: 'logs/today.txt', token, contentType: 'text/plain' };
@@ -26,52 +30,165 @@ export interface GcsUploadTarget extends GcsCommonOptions {
   token: string;
   /** The object's Content-Type, sent as `X-Upload-Content-Type`. */
   contentType?: string;
+  /**
+   * The write's preconditions, sent as query parameters of the session start and applied by
+   * Cloud Storage when the upload completes: `{ ifGenerationMatch: 0 }` writes only if no live
+   * object has the name (a 412 otherwise). `ifGenerationMatch` and `ifMetagenerationMatch`
+   * only: `etag` and `generation` are not parameters of an upload. They also decide, as for
+   * `gcs({ operation: 'objects.insert', preconditions })`, whether a failed start is sent again:
+   * under the default strategy, only with `ifGenerationMatch`.
+   */
+  preconditions?: GcsPreconditions;
+  /**
+   * As `gcs()`'s: `'conditional'` (default) resends a failed start only with `ifGenerationMatch`;
+   * `'always'` resends it anyway; `'never'` never does.
+   */
+  strategy?: GcsRetryStrategy;
+  /**
+   * More headers for the session start, e.g. `x-upload-content-length`, `x-goog-user-project`,
+   * or a customer-supplied encryption key (`x-goog-encryption-*`). The ones this function sets
+   * (`authorization`, `content-type`, and `x-upload-content-type` with `contentType`) are refused.
+   */
+  headers?: Record<string, string>;
   /** The JSON API's root. Default `https://storage.googleapis.com`. */
   baseUrl?: string;
   /** The fetch to call. Default: `globalThis.fetch`. */
   fetch?: FetchFunction;
 }
 
+const OWN_KEYS = ['bucket', 'name', 'token', 'contentType', 'preconditions', 'strategy', 'headers', 'baseUrl', 'fetch'];
+/** The object write's preconditions an upload's start takes, as JSON API query parameters. */
+const UPLOAD_PRECONDITIONS = ['ifGenerationMatch', 'ifMetagenerationMatch'] as const;
+/** Headers the start request carries already: a second value would contradict the first. */
+const OWN_HEADERS = ['authorization', 'content-type'];
+// RFC 9110's token: what fetch's Headers accepts as a name.
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const INT64_MAX = 9223372036854775807n;
+const STRATEGIES: readonly GcsRetryStrategy[] = ['always', 'conditional', 'never'];
+
 /**
  * Starts a resumable upload (`POST …/upload/storage/v1/b/<bucket>/o?uploadType=resumable`)
  * and resolves with the session URI (the `Location` of the answer) for `gcsResumableUpload`.
- * Retried under `gcs({ operation: 'objects.insert' })`'s policy: starting a session writes
- * nothing, and a session never used expires on its own, so sending it again is safe. Rejects
- * with the `HttpStatusError` of an answer that is not a 200 with a `Location`.
+ * `preconditions` go in the query (`&ifGenerationMatch=0`), `headers` with the request.
+ * Retried under `gcs({ operation: 'objects.insert', preconditions, strategy })`'s policy: under
+ * the default strategy a failed start is sent again only with `ifGenerationMatch` (a request
+ * that never left, such as a refused connection, is always safe to send again). Rejects with
+ * the `HttpStatusError` of an answer that is not a 200 with a `Location`. Bad input throws
+ * before any request, naming the field.
  *
  * @example
- * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'report.csv', token, contentType: 'text/csv' });
+ * const sessionUri = await gcsStartResumableUpload({
+ *   bucket: 'my-bucket', name: 'report.csv', token, contentType: 'text/csv',
+ *   preconditions: { ifGenerationMatch: 0 }, // create only: and safe to send again
+ * });
  * await gcsResumableUpload(sessionUri, new Blob([csv]));
  */
 export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
-  const keys = ['bucket', 'name', 'token', 'contentType', 'baseUrl', 'fetch'];
-  const { own, overrides } = optionsBag('gcsStartResumableUpload', target, keys);
+  const { own, overrides } = optionsBag('gcsStartResumableUpload', target, OWN_KEYS);
   refuseRetryOnResult('gcsStartResumableUpload: target', overrides);
   for (const key of ['bucket', 'name', 'token']) {
     if (typeof own[key] !== 'string' || own[key] === '') {
       throw new TypeError(`gcsStartResumableUpload: target.${key} must be a non-empty string, got ${describe(own[key])}`);
     }
   }
-  const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
-  const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}`;
+  const query = preconditionQuery(own.preconditions);
+  checkStrategy(own.strategy);
   const headers: Record<string, string> = {
     authorization: `Bearer ${own.token as string}`,
     'content-type': 'application/json; charset=UTF-8',
   };
   if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
-  const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
+  Object.assign(headers, extraHeaders(own.headers, own.contentType !== undefined));
+  // gcs() validates the preconditions' values and the strategy, and decides from them.
+  const preconditions = own.preconditions as GcsPreconditions | undefined;
+  const strategy = own.strategy as GcsRetryStrategy | undefined;
+  const policy = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert', preconditions, strategy });
+  const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
+  const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}${query}`;
   const res = await retryFetch(
     url,
     { method: 'POST', headers, body: JSON.stringify({ name: own.name }) },
     { ...policy, fetch: own.fetch as FetchFunction | undefined },
   );
   const location = res.headers.get('location');
-  if (!res.ok || location === null) {
-    cancelBody(res);
-    throw new HttpStatusError(res, 'POST');
-  }
   cancelBody(res);
+  if (!res.ok || location === null) throw new HttpStatusError(res, 'POST');
   return location;
+}
+
+/**
+ * `&ifGenerationMatch=0…` for the preconditions, checked first: a misspelled or unusable one
+ * would be dropped from the query, and the write would run unguarded.
+ */
+function preconditionQuery(preconditions: unknown): string {
+  if (preconditions === undefined || preconditions === null) return '';
+  const bag = ownFields('gcsStartResumableUpload: target.preconditions', preconditions);
+  let query = '';
+  for (const key of Object.keys(bag)) {
+    const value = bag[key];
+    if (!(UPLOAD_PRECONDITIONS as readonly string[]).includes(key)) throw unknownPrecondition(key, value);
+    if (value === undefined || value === null) continue;
+    if (!isGeneration(value)) {
+      throw new RangeError(
+        `gcsStartResumableUpload: target.preconditions.${key} must be a non-negative integer (a safe-integer number, a decimal string or a bigint), got ${describe(value)}`,
+      );
+    }
+    query += `&${key}=${String(value)}`;
+  }
+  return query;
+}
+
+/** The error for a precondition the start cannot send: gcs() knows it, or it is misspelled. */
+function unknownPrecondition(key: string, value: unknown): TypeError {
+  const takes = `use ${UPLOAD_PRECONDITIONS.join(' or ')}`;
+  if (key === 'etag' || key === 'generation') {
+    return new TypeError(
+      `gcsStartResumableUpload: target.preconditions.${key} is not a parameter of an upload's start, got ${describe(value)}: ${takes}`,
+    );
+  }
+  const hint = suggest(key, UPLOAD_PRECONDITIONS);
+  return new TypeError(
+    `gcsStartResumableUpload: target.preconditions has an unknown field ${JSON.stringify(key)}, got ${describe(value)}: ${hint === undefined ? takes : `did you mean ${hint}?`}`,
+  );
+}
+
+/** A generation as the JSON API takes it: an int64 >= 0, given exactly. */
+function isGeneration(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0;
+  return (typeof value === 'string' || typeof value === 'bigint') && /^\d+$/.test(String(value)) && BigInt(value) <= INT64_MAX;
+}
+
+/** `target.strategy`, checked here so that the message names the field it came from. */
+function checkStrategy(strategy: unknown): void {
+  if (strategy === undefined || STRATEGIES.includes(strategy as GcsRetryStrategy)) return;
+  const hint = typeof strategy === 'string' ? suggest(strategy, STRATEGIES) : undefined;
+  throw new TypeError(
+    `gcsStartResumableUpload: target.strategy must be 'always', 'conditional' or 'never', got ${describe(strategy)}${hint === undefined ? '' : `: did you mean ${hint}?`}`,
+  );
+}
+
+/** The caller's extra headers, checked here rather than by fetch after the first attempt began. */
+function extraHeaders(headers: unknown, hasContentType: boolean): Record<string, string> {
+  if (headers === undefined) return {};
+  const bag = ownFields('gcsStartResumableUpload: target.headers', headers);
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(bag)) {
+    const value = bag[name];
+    const lower = name.toLowerCase();
+    const field = `gcsStartResumableUpload: target.headers[${JSON.stringify(name)}]`;
+    if (!HEADER_NAME.test(name)) throw new TypeError(`${field} is not a valid header name`);
+    if (OWN_HEADERS.includes(lower) || (hasContentType && lower === 'x-upload-content-type')) {
+      throw new TypeError(
+        `${field} is set by gcsStartResumableUpload itself (${lower === 'authorization' ? 'from target.token' : lower === 'content-type' ? 'the body is JSON' : 'from target.contentType'}), got ${describe(value)}`,
+      );
+    }
+    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
+      throw new TypeError(`${field} must be a string without CR, LF or NUL, got ${describe(value)}`);
+    }
+    if (Object.hasOwn(out, lower)) throw new TypeError(`${field} is given twice, in two spellings`);
+    out[lower] = value;
+  }
+  return out;
 }
 
 /**

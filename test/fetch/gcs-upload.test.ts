@@ -1,6 +1,6 @@
 // Cloud Storage resumable uploads against a loopback server that behaves like Google's storage
 // testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -231,23 +231,26 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
   });
 });
 
-/** One request the scripted session got: when (virtual time), its Content-Range, its body's size. */
-interface Put {
+/** One request the scripted server got: when (virtual time), what, and its body's size. */
+interface Received {
   readonly at: number;
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: IncomingHttpHeaders;
   readonly range: string;
   readonly bytes: number;
 }
 
 /**
- * A real upload session on 127.0.0.1 whose every answer comes from `answer` (the PUTs so far,
- * this one included). Past `limit` PUTs it answers 410, so code that loops without end fails
+ * A real upload session on 127.0.0.1 whose every answer comes from `answer` (the requests so
+ * far, this one included). Past `limit` requests it answers 410, so code that loops without end fails
  * the test instead of hanging it.
  */
 async function scriptedSession(
-  answer: (puts: readonly Put[]) => { status: number; headers?: Record<string, string>; body?: string },
+  answer: (requests: readonly Received[]) => { status: number; headers?: Record<string, string>; body?: string },
   limit = 200,
-): Promise<{ uri: string; puts: Put[]; close(): Promise<void> }> {
-  const puts: Put[] = [];
+): Promise<{ base: string; uri: string; requests: Received[]; close(): Promise<void> }> {
+  const requests: Received[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let bytes = 0;
@@ -255,8 +258,10 @@ async function scriptedSession(
       bytes += chunk.length;
     });
     req.on('end', () => {
-      puts.push({ at: Date.now(), range: String(req.headers['content-range']), bytes });
-      const { status, headers = {}, body } = puts.length > limit ? { status: 410 } : answer(puts);
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const range = String(req.headers['content-range']);
+      requests.push({ at: Date.now(), method: req.method ?? '', url, headers: req.headers, range, bytes });
+      const { status, headers = {}, body } = requests.length > limit ? { status: 410 } : answer(requests);
       res.writeHead(status, headers).end(body);
     });
   });
@@ -271,7 +276,8 @@ async function scriptedSession(
     await closed;
   };
   sessions.push(close);
-  return { uri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload?upload_id=s1`, puts, close };
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, uri: `${base}/upload?upload_id=s1`, requests, close };
 }
 const sessions: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -338,7 +344,7 @@ describe('gcsResumableUpload: a session that keeps nothing, in virtual time on l
     // Four attempts at chunk 0, each after the first asking the session first, with the backoff between.
     const first = `bytes 0-${KiB256 - 1}/${2 * KiB256}`;
     const ask = `bytes */${2 * KiB256}`;
-    expect(session.puts.map(({ at, range }) => [at, range])).toEqual([
+    expect(session.requests.map(({ at, range }) => [at, range])).toEqual([
       [0, first],
       [1000, ask],
       [1000, first],
@@ -360,16 +366,16 @@ describe('gcsResumableUpload: a session that keeps nothing, in virtual time on l
     expect((outcome.error as RetryError).reason).toBe('deadline');
     // Attempts at 0, 1, 3, 7 and 15 s; the next wait (16 s) would end past the deadline: it gives up at once.
     expect(outcome.at).toBe(15_000);
-    expect(session.puts.filter((p) => p.bytes > 0).map((p) => p.at)).toEqual([0, 1000, 3000, 7000, 15_000]);
+    expect(session.requests.filter((p) => p.bytes > 0).map((p) => p.at)).toEqual([0, 1000, 3000, 7000, 15_000]);
     await net.finish(session);
   });
 
   it('a 308 whose Range goes back is no progress: resent from where the session says, but counted as a failure', async () => {
     const total = 2 * KiB256;
     // The first chunk is kept; from then on the session says it holds only the first 128 KiB.
-    const session = await scriptedSession((puts) => ({
+    const session = await scriptedSession((requests) => ({
       status: 308,
-      headers: { range: puts.length === 1 ? `bytes=0-${KiB256 - 1}` : `bytes=0-${KiB256 / 2 - 1}` },
+      headers: { range: requests.length === 1 ? `bytes=0-${KiB256 - 1}` : `bytes=0-${KiB256 / 2 - 1}` },
     }));
     const net = virtualFetch(clock);
     const outcome = await net.settle(
@@ -381,7 +387,7 @@ describe('gcsResumableUpload: a session that keeps nothing, in virtual time on l
     expect((error.cause as GcsUploadError).reason).toBe('no-progress');
     expect((error.cause as GcsUploadError).message).toContain(`Range "bytes=0-131071", after it had reported 262144 of ${total}`);
     const back = `bytes 131072-393215/${total}`;
-    expect(session.puts.map(({ at, range }) => [at, range])).toEqual([
+    expect(session.requests.map(({ at, range }) => [at, range])).toEqual([
       [0, `bytes 0-262143/${total}`],
       [0, `bytes 262144-524287/${total}`],
       [1000, `bytes */${total}`],
@@ -390,5 +396,108 @@ describe('gcsResumableUpload: a session that keeps nothing, in virtual time on l
       [3000, back],
     ]);
     await net.finish(session);
+  });
+});
+
+describe('gcsStartResumableUpload: preconditions and headers, on loopback', () => {
+  /** A start endpoint: the scripted statuses first (with no Location), then 200 with a session URI. */
+  const startServer = (...statuses: number[]) =>
+    scriptedSession((requests) => {
+      const status = statuses[requests.length - 1];
+      return status === undefined ? { status: 200, headers: { location: 'http://127.0.0.1:9/s?upload_id=1' } } : { status };
+    });
+  const target = (base: string) => ({ bucket: 'b', name: 'o.txt', token: 't0ken', baseUrl: base, ...quick });
+
+  it('sends the preconditions as query parameters and the extra headers with the POST', async () => {
+    const server = await startServer();
+    const uri = await gcsStartResumableUpload({
+      ...target(server.base),
+      contentType: 'text/plain',
+      preconditions: { ifGenerationMatch: 0, ifMetagenerationMatch: '1700000000000001' },
+      headers: { 'X-Upload-Content-Length': '5', 'x-goog-user-project': 'my-project' },
+    });
+    expect(uri).toBe('http://127.0.0.1:9/s?upload_id=1');
+    const [post] = server.requests;
+    expect(post?.method).toBe('POST');
+    expect(post?.url.pathname).toBe('/upload/storage/v1/b/b/o');
+    expect([...(post?.url.searchParams ?? [])]).toEqual([
+      ['uploadType', 'resumable'],
+      ['name', 'o.txt'],
+      ['ifGenerationMatch', '0'],
+      ['ifMetagenerationMatch', '1700000000000001'],
+    ]);
+    expect(post?.headers).toMatchObject({
+      authorization: 'Bearer t0ken',
+      'x-upload-content-type': 'text/plain',
+      'x-upload-content-length': '5',
+      'x-goog-user-project': 'my-project',
+    });
+  });
+
+  it("resends a failed start as gcs({ operation: 'objects.insert', preconditions, strategy }) decides", async () => {
+    const outcome = async (extra: object): Promise<{ posts: number; error?: unknown }> => {
+      const server = await startServer(503);
+      const error = await gcsStartResumableUpload({ ...target(server.base), ...extra }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { posts: server.requests.length, error };
+    };
+    // ifGenerationMatch makes the write conditional: safe to resend.
+    expect(await outcome({ preconditions: { ifGenerationMatch: 0 } })).toEqual({ posts: 2, error: undefined });
+    expect(await outcome({ preconditions: { ifGenerationMatch: 1234n } })).toEqual({ posts: 2, error: undefined });
+    // Without it, or with a precondition that does not guard an insert, the 503 is the answer.
+    for (const extra of [{}, { preconditions: { ifMetagenerationMatch: 3 } }, { preconditions: { ifGenerationMatch: null } }]) {
+      const { posts, error } = await outcome(extra);
+      expect(posts).toBe(1);
+      expect(error).toBeInstanceOf(HttpStatusError);
+      expect((error as HttpStatusError).status).toBe(503);
+    }
+    // The strategy speaks as it does to gcs().
+    expect(await outcome({ strategy: 'always' })).toEqual({ posts: 2, error: undefined });
+    expect((await outcome({ strategy: 'never', preconditions: { ifGenerationMatch: 0 } })).posts).toBe(1);
+  });
+
+  it('refuses bad preconditions and headers before sending anything, naming the field and the value', async () => {
+    const server = await startServer();
+    const start = (extra: object) => gcsStartResumableUpload({ ...target(server.base), ...extra } as never);
+    await expect(start({ preconditions: { ifGenerationMatc: 0 } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.preconditions has an unknown field "ifGenerationMatc", got 0: did you mean ifGenerationMatch?',
+    );
+    await expect(start({ preconditions: { etag: '"abc"' } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.preconditions.etag is not a parameter of an upload\'s start, got "\\"abc\\"": use ifGenerationMatch or ifMetagenerationMatch',
+    );
+    await expect(start({ preconditions: { ifGenerationMatch: -1 } })).rejects.toThrow(
+      new RangeError(
+        'gcsStartResumableUpload: target.preconditions.ifGenerationMatch must be a non-negative integer (a safe-integer number, a decimal string or a bigint), got -1',
+      ),
+    );
+    await expect(start({ preconditions: { ifGenerationMatch: '12abc' } })).rejects.toThrow(
+      'ifGenerationMatch must be a non-negative integer',
+    );
+    await expect(start({ preconditions: new Map() })).rejects.toThrow(
+      'gcsStartResumableUpload: target.preconditions must be an object, got a Map',
+    );
+    await expect(start({ strategy: 'allways' })).rejects.toThrow(
+      `gcsStartResumableUpload: target.strategy must be 'always', 'conditional' or 'never', got "allways": did you mean always?`,
+    );
+    await expect(start({ preconditions: { ifGenerationNotMatch: 5 } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.preconditions has an unknown field "ifGenerationNotMatch", got 5: use ifGenerationMatch or ifMetagenerationMatch',
+    );
+    await expect(start({ headers: { 'x-goog-meta-color': 7 } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["x-goog-meta-color"] must be a string without CR, LF or NUL, got 7',
+    );
+    await expect(start({ headers: { 'x-goog-meta-a': 'b\r\nx-evil: 1' } })).rejects.toThrow('must be a string without CR, LF or NUL');
+    await expect(start({ headers: { 'bad name': 'x' } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["bad name"] is not a valid header name',
+    );
+    await expect(start({ headers: { Authorization: 'Bearer other' } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["Authorization"] is set by gcsStartResumableUpload itself (from target.token), got "Bearer other"',
+    );
+    await expect(start({ contentType: 'text/plain', headers: { 'x-upload-content-type': 'text/csv' } })).rejects.toThrow(
+      '(from target.contentType)',
+    );
+    await expect(start({ headers: 'x-a: b' })).rejects.toThrow('gcsStartResumableUpload: target.headers must be an object, got "x-a: b"');
+    expect(server.requests).toEqual([]);
   });
 });
