@@ -89,6 +89,39 @@ function persistedOf(res: Response, total: number): number {
   return offset;
 }
 
+/**
+ * A 200 or 201 is the object: it must be the body that was sent. Its metadata's `size` (read
+ * from a copy: the caller still reads the body) must be the body's; without one, a final answer
+ * to a request that stopped short of the last byte (`sentTo` < `total`) cannot be that object.
+ */
+async function complete(res: Response, total: number, sentTo: number, range?: string): Promise<Response> {
+  const size = await sizeOf(res);
+  const done = `HTTP ${res.status} (upload complete)`;
+  if (size !== undefined && size !== total) {
+    cancelBody(res);
+    throw new GcsUploadError('protocol', res.status, `${done} for an object of ${size} bytes, but the upload is ${total} bytes`);
+  }
+  if (size === undefined && sentTo < total) {
+    cancelBody(res);
+    throw new GcsUploadError(
+      'protocol',
+      res.status,
+      `${done} to ${range?.slice(0, range.indexOf('/'))} of ${total}: the rest was never sent`,
+    );
+  }
+  return res;
+}
+
+/** The `size` of an object's JSON metadata (a decimal string), or undefined when there is none to read. */
+async function sizeOf(res: Response): Promise<number | undefined> {
+  try {
+    const size: unknown = JSON.parse(await res.clone().text())?.size;
+    return (typeof size === 'string' && /^\d+$/.test(size)) || Number.isSafeInteger(size) ? Number(size) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The failed attempt a 308 is when it reports nothing beyond the `persisted` bytes reported before. */
 function noProgress(res: Response, persisted: number, total: number): GcsUploadError {
   const range = res.headers.get('range');
@@ -125,7 +158,9 @@ function failure(res: Response): never {
  * bound the time and attempts without progress, not the whole upload); a 308 that reports
  * nothing new is a failed attempt, backed off and counted like a 503. Every request is resent
  * safely: the session URI names one upload. Rejects with a {@link GcsUploadError} when the
- * session expired (404/410), with the `HttpStatusError` of a status not worth retrying, or with
+ * session expired (404/410) or its final answer is not the object sent (`'protocol'`: a `size`
+ * other than the body's, or a 200 before the last byte was sent), with the `HttpStatusError`
+ * of a status not worth retrying, or with
  * retry()'s `RetryError` (whose `cause` is a `'no-progress'` GcsUploadError when the session
  * kept nothing).
  * `onSuccess` and `onGiveUp` are the upload's: called once, counting every chunk's attempts;
@@ -200,7 +235,8 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     return retry(async (ctx) => {
       if (ctx.attempt > 1) {
         const status = await put(ctx, `bytes */${total}`);
-        if (status.status === 200 || status.status === 201) return status;
+        // Complete already (the last chunk's answer was lost): nothing says what was sent but the size.
+        if (status.status === 200 || status.status === 201) return complete(status, total, total);
         if (status.status !== 308) failure(status);
         offset = persistedOf(status, total);
         cancelBody(status);
@@ -208,7 +244,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       const end = Math.min(offset + (chunk as number), total);
       const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
-      if (answer.status === 200 || answer.status === 201) return answer;
+      if (answer.status === 200 || answer.status === 201) return complete(answer, total, end, range);
       if (answer.status !== 308) failure(answer);
       offset = persistedOf(answer, total);
       cancelBody(answer);

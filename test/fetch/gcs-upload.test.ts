@@ -501,3 +501,49 @@ describe('gcsStartResumableUpload: preconditions and headers, on loopback', () =
     expect(server.requests).toEqual([]);
   });
 });
+
+describe('gcsResumableUpload: a final answer that is not the object sent, on loopback', () => {
+  const KiB256 = 256 * KiB;
+  const total = 2 * KiB256;
+  const upload = async (uri: string) =>
+    (await gcsResumableUpload(uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 }).catch((e: unknown) => e)) as GcsUploadError;
+
+  it('rejects a 200 whose object has another size than the body, not retried', async () => {
+    const session = await scriptedSession(() => ({ status: 200, body: JSON.stringify({ name: 'o', size: String(KiB256) }) }));
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.status).toBe(200);
+    expect(error.message).toContain(`HTTP 200 (upload complete) for an object of 262144 bytes, but the upload is ${total} bytes`);
+    expect(session.requests).toHaveLength(1);
+  });
+
+  it('rejects a 201 without a size to a request that did not reach the last byte', async () => {
+    const session = await scriptedSession(() => ({ status: 201, body: '{}' }));
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.message).toContain(`HTTP 201 (upload complete) to bytes 0-262143 of ${total}: the rest was never sent`);
+  });
+
+  it('checks the size of a 200 that answers the status query too', async () => {
+    // The chunk's answer is lost (503); the status query says the upload is complete, at 10 bytes.
+    const session = await scriptedSession((requests) =>
+      requests.length === 1 ? { status: 503 } : { status: 200, body: JSON.stringify({ size: '10' }) },
+    );
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.message).toContain(`for an object of 10 bytes, but the upload is ${total} bytes`);
+    expect(session.requests.map((r) => r.range)).toEqual([`bytes 0-262143/${total}`, `bytes */${total}`]);
+  });
+
+  it('takes a 200 whose size is the body’s, and leaves its body to the caller', async () => {
+    const session = await scriptedSession((requests) =>
+      requests.length === 1
+        ? { status: 308, headers: { range: `bytes=0-${KiB256 - 1}` } }
+        : { status: 200, body: JSON.stringify({ name: 'o', size: String(total) }) },
+    );
+    const res = await gcsResumableUpload(session.uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 });
+    expect(await res.json()).toEqual({ name: 'o', size: String(total) });
+  });
+});
