@@ -47,7 +47,8 @@ export interface GcsUploadTarget extends GcsCommonOptions {
   /**
    * More headers for the session start, e.g. `x-upload-content-length`, `x-goog-user-project`,
    * or a customer-supplied encryption key (`x-goog-encryption-*`). The ones this function sets
-   * (`authorization`, `content-type`, and `x-upload-content-type` with `contentType`) are refused.
+   * (`authorization`, `content-type`, and `x-upload-content-type` with `contentType`) are
+   * refused, as is a name given twice in two spellings.
    */
   headers?: Record<string, string>;
   /** The JSON API's root. Default `https://storage.googleapis.com`. */
@@ -59,12 +60,7 @@ export interface GcsUploadTarget extends GcsCommonOptions {
 const OWN_KEYS = ['bucket', 'name', 'token', 'contentType', 'preconditions', 'strategy', 'headers', 'baseUrl', 'fetch'];
 /** The object write's preconditions an upload's start takes, as JSON API query parameters. */
 const UPLOAD_PRECONDITIONS = ['ifGenerationMatch', 'ifMetagenerationMatch'] as const;
-/** Headers the start request carries already: a second value would contradict the first. */
-const OWN_HEADERS = ['authorization', 'content-type'];
-// RFC 9110's token: what fetch's Headers accepts as a name.
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const INT64_MAX = 9223372036854775807n;
-const STRATEGIES: readonly GcsRetryStrategy[] = ['always', 'conditional', 'never'];
+const WHERE = 'gcsStartResumableUpload: target';
 
 /**
  * Starts a resumable upload (`POST …/upload/storage/v1/b/<bucket>/o?uploadType=resumable`)
@@ -85,21 +81,20 @@ const STRATEGIES: readonly GcsRetryStrategy[] = ['always', 'conditional', 'never
  */
 export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
   const { own, overrides } = optionsBag('gcsStartResumableUpload', target, OWN_KEYS);
-  refuseRetryOnResult('gcsStartResumableUpload: target', overrides);
+  refuseRetryOnResult(WHERE, overrides);
   for (const key of ['bucket', 'name', 'token']) {
     if (typeof own[key] !== 'string' || own[key] === '') {
-      throw new TypeError(`gcsStartResumableUpload: target.${key} must be a non-empty string, got ${describe(own[key])}`);
+      throw new TypeError(`${WHERE}.${key} must be a non-empty string, got ${describe(own[key])}`);
     }
   }
   const query = preconditionQuery(own.preconditions);
-  checkStrategy(own.strategy);
   const headers: Record<string, string> = {
     authorization: `Bearer ${own.token as string}`,
     'content-type': 'application/json; charset=UTF-8',
   };
   if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
-  Object.assign(headers, extraHeaders(own.headers, own.contentType !== undefined));
-  // gcs() validates the preconditions' values and the strategy, and decides from them.
+  addHeaders(headers, own.headers);
+  // gcs() checks the preconditions' values and the strategy, and decides from them.
   const preconditions = own.preconditions as GcsPreconditions | undefined;
   const strategy = own.strategy as GcsRetryStrategy | undefined;
   const policy = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert', preconditions, strategy });
@@ -117,78 +112,45 @@ export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<
 }
 
 /**
- * `&ifGenerationMatch=0…` for the preconditions, checked first: a misspelled or unusable one
- * would be dropped from the query, and the write would run unguarded.
+ * `&ifGenerationMatch=0…` for the preconditions. gcs() checks their values; a name it would
+ * ignore (a typo, `etag`, `generation`, `ifGenerationNotMatch`) is refused here, since it would
+ * be dropped from the query and the write would run unguarded.
  */
 function preconditionQuery(preconditions: unknown): string {
   if (preconditions === undefined || preconditions === null) return '';
-  const bag = ownFields('gcsStartResumableUpload: target.preconditions', preconditions);
+  const bag = ownFields(`${WHERE}.preconditions`, preconditions);
   let query = '';
   for (const key of Object.keys(bag)) {
     const value = bag[key];
-    if (!(UPLOAD_PRECONDITIONS as readonly string[]).includes(key)) throw unknownPrecondition(key, value);
-    if (value === undefined || value === null) continue;
-    if (!isGeneration(value)) {
-      throw new RangeError(
-        `gcsStartResumableUpload: target.preconditions.${key} must be a non-negative integer (a safe-integer number, a decimal string or a bigint), got ${describe(value)}`,
+    if (!(UPLOAD_PRECONDITIONS as readonly string[]).includes(key)) {
+      const hint = suggest(key, UPLOAD_PRECONDITIONS);
+      throw new TypeError(
+        `${WHERE}.preconditions.${key} is not a precondition an upload's start takes, got ${describe(value)}: ${hint === undefined ? `use ${UPLOAD_PRECONDITIONS.join(' or ')}` : `did you mean ${hint}?`}`,
       );
     }
-    query += `&${key}=${String(value)}`;
+    if (value !== undefined && value !== null) query += `&${key}=${encodeURIComponent(String(value))}`;
   }
   return query;
 }
 
-/** The error for a precondition the start cannot send: gcs() knows it, or it is misspelled. */
-function unknownPrecondition(key: string, value: unknown): TypeError {
-  const takes = `use ${UPLOAD_PRECONDITIONS.join(' or ')}`;
-  if (key === 'etag' || key === 'generation') {
-    return new TypeError(
-      `gcsStartResumableUpload: target.preconditions.${key} is not a parameter of an upload's start, got ${describe(value)}: ${takes}`,
-    );
-  }
-  const hint = suggest(key, UPLOAD_PRECONDITIONS);
-  return new TypeError(
-    `gcsStartResumableUpload: target.preconditions has an unknown field ${JSON.stringify(key)}, got ${describe(value)}: ${hint === undefined ? takes : `did you mean ${hint}?`}`,
-  );
-}
-
-/** A generation as the JSON API takes it: an int64 >= 0, given exactly. */
-function isGeneration(value: unknown): boolean {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0;
-  return (typeof value === 'string' || typeof value === 'bigint') && /^\d+$/.test(String(value)) && BigInt(value) <= INT64_MAX;
-}
-
-/** `target.strategy`, checked here so that the message names the field it came from. */
-function checkStrategy(strategy: unknown): void {
-  if (strategy === undefined || STRATEGIES.includes(strategy as GcsRetryStrategy)) return;
-  const hint = typeof strategy === 'string' ? suggest(strategy, STRATEGIES) : undefined;
-  throw new TypeError(
-    `gcsStartResumableUpload: target.strategy must be 'always', 'conditional' or 'never', got ${describe(strategy)}${hint === undefined ? '' : `: did you mean ${hint}?`}`,
-  );
-}
-
-/** The caller's extra headers, checked here rather than by fetch after the first attempt began. */
-function extraHeaders(headers: unknown, hasContentType: boolean): Record<string, string> {
-  if (headers === undefined) return {};
-  const bag = ownFields('gcsStartResumableUpload: target.headers', headers);
-  const out: Record<string, string> = {};
+/**
+ * Adds the caller's headers to `headers`, checked here (by fetch's own Headers) rather than
+ * once the first attempt began; refuses one the start sets already, in any spelling.
+ */
+function addHeaders(headers: Record<string, string>, extra: unknown): void {
+  if (extra === undefined) return;
+  const bag = ownFields(`${WHERE}.headers`, extra);
   for (const name of Object.keys(bag)) {
     const value = bag[name];
     const lower = name.toLowerCase();
-    const field = `gcsStartResumableUpload: target.headers[${JSON.stringify(name)}]`;
-    if (!HEADER_NAME.test(name)) throw new TypeError(`${field} is not a valid header name`);
-    if (OWN_HEADERS.includes(lower) || (hasContentType && lower === 'x-upload-content-type')) {
-      throw new TypeError(
-        `${field} is set by gcsStartResumableUpload itself (${lower === 'authorization' ? 'from target.token' : lower === 'content-type' ? 'the body is JSON' : 'from target.contentType'}), got ${describe(value)}`,
-      );
+    let problem = typeof value !== 'string' ? 'must be a string' : Object.hasOwn(headers, lower) ? 'is given already' : '';
+    try {
+      if (problem === '') headers[lower] = new Headers({ [name]: value as string }).get(name) as string;
+    } catch {
+      problem = 'is not a valid header';
     }
-    if (typeof value !== 'string' || /[\r\n\0]/.test(value)) {
-      throw new TypeError(`${field} must be a string without CR, LF or NUL, got ${describe(value)}`);
-    }
-    if (Object.hasOwn(out, lower)) throw new TypeError(`${field} is given twice, in two spellings`);
-    out[lower] = value;
+    if (problem !== '') throw new TypeError(`${WHERE}.headers[${JSON.stringify(name)}] ${problem}, got ${describe(value)}`);
   }
-  return out;
 }
 
 /**

@@ -94,20 +94,12 @@ function persistedOf(res: Response, total: number): number {
  * from a copy: the caller still reads the body) must be the body's; without one, a final answer
  * to a request that stopped short of the last byte (`sentTo` < `total`) cannot be that object.
  */
-async function complete(res: Response, total: number, sentTo: number, range?: string): Promise<Response> {
+async function complete(res: Response, total: number, sentTo: number): Promise<Response> {
   const size = await sizeOf(res);
-  const done = `HTTP ${res.status} (upload complete)`;
-  if (size !== undefined && size !== total) {
+  if ((size ?? (sentTo < total ? -1 : total)) !== total) {
     cancelBody(res);
-    throw new GcsUploadError('protocol', res.status, `${done} for an object of ${size} bytes, but the upload is ${total} bytes`);
-  }
-  if (size === undefined && sentTo < total) {
-    cancelBody(res);
-    throw new GcsUploadError(
-      'protocol',
-      res.status,
-      `${done} to ${range?.slice(0, range.indexOf('/'))} of ${total}: the rest was never sent`,
-    );
+    const got = size === undefined ? `after ${sentTo} bytes sent` : `for an object of ${size} bytes`;
+    throw new GcsUploadError('protocol', res.status, `HTTP ${res.status} (upload complete) ${got}, but the upload is ${total} bytes`);
   }
   return res;
 }
@@ -116,7 +108,7 @@ async function complete(res: Response, total: number, sentTo: number, range?: st
 async function sizeOf(res: Response): Promise<number | undefined> {
   try {
     const size: unknown = JSON.parse(await res.clone().text())?.size;
-    return (typeof size === 'string' && /^\d+$/.test(size)) || Number.isSafeInteger(size) ? Number(size) : undefined;
+    return /^\d+$/.test(String(size)) ? Number(size) : undefined;
   } catch {
     return undefined;
   }
@@ -125,11 +117,10 @@ async function sizeOf(res: Response): Promise<number | undefined> {
 /** The failed attempt a 308 is when it reports nothing beyond the `persisted` bytes reported before. */
 function noProgress(res: Response, persisted: number, total: number): GcsUploadError {
   const range = res.headers.get('range');
-  const said = range === null ? 'without Range (nothing persisted)' : `with Range ${JSON.stringify(range)}`;
   return new GcsUploadError(
     'no-progress',
     res.status,
-    `the session kept nothing new: HTTP 308 ${said}, after it had reported ${persisted} of ${total} bytes persisted`,
+    `HTTP 308 ${range === null ? 'without Range' : `with Range ${range}`}: nothing persisted past the ${persisted} bytes of ${total} reported before`,
   );
 }
 
@@ -244,7 +235,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       const end = Math.min(offset + (chunk as number), total);
       const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
-      if (answer.status === 200 || answer.status === 201) return complete(answer, total, end, range);
+      if (answer.status === 200 || answer.status === 201) return complete(answer, total, end);
       if (answer.status !== 308) failure(answer);
       offset = persistedOf(answer, total);
       cancelBody(answer);
