@@ -16,7 +16,9 @@ import { retry } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
-import { retryFetch } from './retry-fetch.js';
+import { refuseRetryOnResult } from './gcs-upload-start.js';
+
+export { type GcsUploadTarget, gcsStartResumableUpload } from './gcs-upload-start.js';
 
 /** Cloud Storage takes chunks in multiples of this (the last one excepted). */
 const QUANTUM = 256 * 1024;
@@ -51,7 +53,9 @@ export interface GcsUploadOptions extends GcsCommonOptions {
 /**
  * An upload that cannot go on: the session expired or was cancelled (`'session-expired'`: HTTP
  * 404 or 410; start a new session and upload again), or the service answered what the
- * protocol does not allow (`'protocol'`).
+ * protocol does not allow (`'protocol'`). `'no-progress'` is a 308 that reports nothing
+ * persisted beyond what the session had reported before: a failed attempt, retried like a 503,
+ * so it reaches you as the `cause` of a `RetryError` once the attempts or the time run out.
  *
  * @example
  * try {
@@ -63,11 +67,11 @@ export interface GcsUploadOptions extends GcsCommonOptions {
 export class GcsUploadError extends Error {
   override readonly name = 'GcsUploadError';
   /** Why the upload stopped. */
-  readonly reason: 'session-expired' | 'protocol';
+  readonly reason: 'session-expired' | 'protocol' | 'no-progress';
   /** The status of the answer that stopped it. */
   readonly status: number;
 
-  constructor(reason: 'session-expired' | 'protocol', status: number, detail: string) {
+  constructor(reason: 'session-expired' | 'protocol' | 'no-progress', status: number, detail: string) {
     super(`gcsResumableUpload: ${detail}`);
     this.reason = reason;
     this.status = status;
@@ -83,6 +87,41 @@ function persistedOf(res: Response, total: number): number {
   if (!(offset <= total))
     throw new GcsUploadError('protocol', res.status, `the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
   return offset;
+}
+
+/**
+ * A 200 or 201 is the object: it must be the body that was sent. Its metadata's `size` (read
+ * from a copy: the caller still reads the body) must be the body's; without one, a final answer
+ * to a request that stopped short of the last byte (`sentTo` < `total`) cannot be that object.
+ */
+async function complete(res: Response, total: number, sentTo: number): Promise<Response> {
+  const size = await sizeOf(res);
+  if ((size ?? (sentTo < total ? -1 : total)) !== total) {
+    cancelBody(res);
+    const got = size === undefined ? `after ${sentTo} bytes sent` : `for an object of ${size} bytes`;
+    throw new GcsUploadError('protocol', res.status, `HTTP ${res.status} (upload complete) ${got}, but the upload is ${total} bytes`);
+  }
+  return res;
+}
+
+/** The `size` of an object's JSON metadata (a decimal string), or undefined when there is none to read. */
+async function sizeOf(res: Response): Promise<number | undefined> {
+  try {
+    const size: unknown = JSON.parse(await res.clone().text())?.size;
+    return /^\d+$/.test(String(size)) ? Number(size) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The failed attempt a 308 is when it reports nothing beyond the `persisted` bytes reported before. */
+function noProgress(res: Response, persisted: number, total: number): GcsUploadError {
+  const range = res.headers.get('range');
+  return new GcsUploadError(
+    'no-progress',
+    res.status,
+    `HTTP 308 ${range === null ? 'without Range' : `with Range ${range}`}: nothing persisted past the ${persisted} bytes of ${total} reported before`,
+  );
 }
 
 /** Throws what an answer other than 200, 201 or 308 means. */
@@ -104,11 +143,17 @@ function failure(res: Response): never {
  * response (200 or 201, the object's metadata as JSON). The body goes in chunks of
  * `chunkSizeBytes`; when a request fails (a dropped connection, a 503 after part of the chunk
  * was persisted), the session is asked how far it got and the upload continues from that byte:
- * nothing persisted is sent again. Each chunk has its own run of retries under
- * `gcs({ operation: 'objects.insert' })`'s policy (a deadline bounds the time without
- * progress, not the whole upload), and every request is resent safely: the session URI names
- * one upload. Rejects with a {@link GcsUploadError} when the session expired (404/410), with
- * the `HttpStatusError` of a status not worth retrying, or with retry()'s `RetryError`.
+ * nothing persisted is sent again. Each stretch of progress has its own run of retries under
+ * `gcs({ operation: 'objects.insert' })`'s policy: a 308 that reports bytes persisted beyond any
+ * reported before ends the run, and the next starts afresh (the deadline and `maxAttempts`
+ * bound the time and attempts without progress, not the whole upload); a 308 that reports
+ * nothing new is a failed attempt, backed off and counted like a 503. Every request is resent
+ * safely: the session URI names one upload. Rejects with a {@link GcsUploadError} when the
+ * session expired (404/410) or its final answer is not the object sent (`'protocol'`: a `size`
+ * other than the body's, or a 200 before the last byte was sent), with the `HttpStatusError`
+ * of a status not worth retrying, or with
+ * retry()'s `RetryError` (whose `cause` is a `'no-progress'` GcsUploadError when the session
+ * kept nothing).
  * `onSuccess` and `onGiveUp` are the upload's: called once, counting every chunk's attempts;
  * `retryOnResult` is refused (a 308 is progress, not a value to retry).
  *
@@ -130,7 +175,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   refuseRetryOnResult('gcsResumableUpload: options', overrides);
   const data = bytesOf(body);
   const startedAt = steadyNow();
-  const { onSuccess, onGiveUp, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
+  const { onSuccess, onGiveUp, retryable, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
   // The hooks are the upload's, not each chunk run's: onSuccess once when the last chunk is in,
   // onGiveUp once when the upload fails, each with the attempts of every run so far.
   let attempts = 0;
@@ -138,6 +183,10 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   const policy = {
     ...common,
     idempotent: true,
+    // A 308 that kept nothing new asks for the bytes again, as a 503 would: the same backoff and
+    // limits, whatever the caller's predicate knows of HTTP statuses.
+    retryable: (error: unknown, ctx?: AttemptContext) =>
+      (error instanceof GcsUploadError && error.reason === 'no-progress') || (retryable?.(error, ctx) ?? true),
     onSuccess: (event: SuccessEvent) => {
       attempts += event.attempts;
     },
@@ -149,7 +198,12 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
     send(sessionUri, { method: 'PUT', headers: { 'content-range': range }, body: part ?? null, signal: ctx.signal });
 
+  // Where the next request starts: what the session said last (it may go back, and is obeyed).
   let offset = 0;
+  // The most the session ever said it kept. Only going past it is progress: a 308 that does not
+  // is a failed attempt, so a session that keeps nothing (or keeps going back) runs out of
+  // attempts or time instead of being sent the same bytes forever.
+  let persisted = 0;
   const elapsed = (): number => Math.round(steadyNow() - startedAt);
   try {
     for (;;) {
@@ -158,8 +212,6 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
         if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs: elapsed(), value: res });
         return res;
       }
-      offset = persistedOf(res, total);
-      cancelBody(res);
     }
   } catch (error) {
     // A run that gave up told why; anything else (a protocol error between runs) is not retried.
@@ -169,12 +221,13 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     throw error;
   }
 
-  /** One run per chunk: its first attempt sends from the offset known; a retry first asks. */
+  /** One run per stretch of progress: its first attempt sends from the offset known; a retry first asks. */
   function runChunk(): Promise<Response> {
     return retry(async (ctx) => {
       if (ctx.attempt > 1) {
         const status = await put(ctx, `bytes */${total}`);
-        if (status.status === 200 || status.status === 201) return status;
+        // Complete already (the last chunk's answer was lost): nothing says what was sent but the size.
+        if (status.status === 200 || status.status === 201) return complete(status, total, total);
         if (status.status !== 308) failure(status);
         offset = persistedOf(status, total);
         cancelBody(status);
@@ -182,22 +235,14 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       const end = Math.min(offset + (chunk as number), total);
       const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
-      if (answer.status !== 308 && answer.status !== 200 && answer.status !== 201) failure(answer);
+      if (answer.status === 200 || answer.status === 201) return complete(answer, total, end);
+      if (answer.status !== 308) failure(answer);
+      offset = persistedOf(answer, total);
+      cancelBody(answer);
+      if (offset <= persisted) throw noProgress(answer, persisted, total);
+      persisted = offset;
       return answer;
     }, policy);
-  }
-}
-
-/**
- * The uploads judge each answer by the protocol (a 308 is progress, not a value to retry), so
- * `retryOnResult` has no meaning there: refused, naming the field, rather than applied to a 308.
- */
-function refuseRetryOnResult(subject: string, overrides: Record<string, unknown>): void {
-  const { retryOnResult } = overrides;
-  if (retryOnResult !== undefined) {
-    throw new TypeError(
-      `${subject}.retryOnResult is not supported, got ${describe(retryOnResult)}: an upload's answers are judged by its protocol`,
-    );
   }
 }
 
@@ -213,67 +258,4 @@ function bytesOf(body: unknown): { size: number; slice(start: number, end: numbe
   if (view === undefined)
     throw new TypeError(`gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got ${describe(body)}`);
   return { size: view.byteLength, slice: (start, end) => view.subarray(start, end) as Uint8Array<ArrayBuffer> };
-}
-
-/**
- * What {@link gcsStartResumableUpload} needs: where the object goes, and the OAuth 2.0 access
- * token to send; plus `gcs()`'s overrides and the fetch to call.
- *
- * @example
- * const target: GcsUploadTarget = { bucket: 'my-bucket', name: 'logs/today.txt', token, contentType: 'text/plain' };
- */
-export interface GcsUploadTarget extends GcsCommonOptions {
-  bucket: string;
-  /** The object name. */
-  name: string;
-  /** An OAuth 2.0 access token, sent as `Authorization: Bearer <token>`. */
-  token: string;
-  /** The object's Content-Type, sent as `X-Upload-Content-Type`. */
-  contentType?: string;
-  /** The JSON API's root. Default `https://storage.googleapis.com`. */
-  baseUrl?: string;
-  /** The fetch to call. Default: `globalThis.fetch`. */
-  fetch?: FetchFunction;
-}
-
-/**
- * Starts a resumable upload (`POST …/upload/storage/v1/b/<bucket>/o?uploadType=resumable`)
- * and resolves with the session URI (the `Location` of the answer) for {@link gcsResumableUpload}.
- * Retried under `gcs({ operation: 'objects.insert' })`'s policy: starting a session writes
- * nothing, and a session never used expires on its own, so sending it again is safe. Rejects
- * with the `HttpStatusError` of an answer that is not a 200 with a `Location`.
- *
- * @example
- * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'report.csv', token, contentType: 'text/csv' });
- * await gcsResumableUpload(sessionUri, new Blob([csv]));
- */
-export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
-  const keys = ['bucket', 'name', 'token', 'contentType', 'baseUrl', 'fetch'];
-  const { own, overrides } = optionsBag('gcsStartResumableUpload', target, keys);
-  refuseRetryOnResult('gcsStartResumableUpload: target', overrides);
-  for (const key of ['bucket', 'name', 'token']) {
-    if (typeof own[key] !== 'string' || own[key] === '') {
-      throw new TypeError(`gcsStartResumableUpload: target.${key} must be a non-empty string, got ${describe(own[key])}`);
-    }
-  }
-  const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
-  const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}`;
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${own.token as string}`,
-    'content-type': 'application/json; charset=UTF-8',
-  };
-  if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
-  const policy = { ...gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' }), idempotent: true };
-  const res = await retryFetch(
-    url,
-    { method: 'POST', headers, body: JSON.stringify({ name: own.name }) },
-    { ...policy, fetch: own.fetch as FetchFunction | undefined },
-  );
-  const location = res.headers.get('location');
-  if (!res.ok || location === null) {
-    cancelBody(res);
-    throw new HttpStatusError(res, 'POST');
-  }
-  cancelBody(res);
-  return location;
 }

@@ -1,5 +1,7 @@
 // Cloud Storage resumable uploads against a loopback server that behaves like Google's storage
 // testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
+import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type GiveUpEvent,
@@ -10,6 +12,8 @@ import {
   gcsResumableUpload,
   gcsStartResumableUpload,
 } from '../../src/index.js';
+import { queueState } from '../../src/runtime/timer-queue.js';
+import { type InstalledClock, track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
 const KiB = 1024;
@@ -224,5 +228,331 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error.status).toBe(403);
     expect(calls).toBe(1);
+  });
+});
+
+/** One request the scripted server got: when (virtual time), what, and its body's size. */
+interface Received {
+  readonly at: number;
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: IncomingHttpHeaders;
+  readonly range: string;
+  readonly bytes: number;
+}
+
+/**
+ * A real upload session on 127.0.0.1 whose every answer comes from `answer` (the requests so
+ * far, this one included). Past `limit` requests it answers 410, so code that loops without end fails
+ * the test instead of hanging it.
+ */
+async function scriptedSession(
+  answer: (requests: readonly Received[]) => { status: number; headers?: Record<string, string>; body?: string },
+  limit = 200,
+): Promise<{ base: string; uri: string; requests: Received[]; close(): Promise<void> }> {
+  const requests: Received[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let bytes = 0;
+    req.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const range = String(req.headers['content-range']);
+      requests.push({ at: Date.now(), method: req.method ?? '', url, headers: req.headers, range, bytes });
+      const { status, headers = {}, body } = requests.length > limit ? { status: 410 } : answer(requests);
+      res.writeHead(status, headers).end(body);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async (): Promise<void> => {
+    const closed = new Promise((resolve) => server.close(resolve));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  sessions.push(close);
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { base, uri: `${base}/upload?upload_id=s1`, requests, close };
+}
+const sessions: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(sessions.splice(0).map((close) => close()));
+});
+
+/**
+ * Real fetch on real sockets, in virtual time: I/O runs between steps (setImmediate is not
+ * faked), and the clock jumps to its next timer only while no request is on the wire, so the
+ * waits that pass are the upload's own, never a socket's time on the wire.
+ */
+function virtualFetch(clock: InstalledClock): {
+  fetch: typeof fetch;
+  settle<T>(promise: Promise<T>): Promise<{ state: string; value?: T; error?: unknown; at: number }>;
+  finish(session: { close(): Promise<void> }): Promise<void>;
+} {
+  let onWire = 0;
+  return {
+    fetch: async (input, init) => {
+      onWire++;
+      try {
+        return await fetch(input, init);
+      } finally {
+        onWire--;
+      }
+    },
+    async settle(promise) {
+      const box = track(promise);
+      while (box.state === 'pending') {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (box.state === 'pending' && onWire === 0) await clock.nextAsync();
+      }
+      return { ...box, at: clock.now };
+    },
+    // Undici sets its own timers (its keep-alive clock) on the virtual clock: once the upload
+    // has left nothing queued (checked first, or running the clock would hide it), they run out.
+    async finish(session) {
+      await session.close();
+      expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+      await clock.runAllAsync();
+    },
+  };
+}
+
+describe('gcsResumableUpload: a session that keeps nothing, in virtual time on loopback', () => {
+  const clock = useVirtualClock();
+  const KiB256 = 256 * KiB;
+  // Google's schedule without jitter: waits of 1, 2, 4, 8, 16 s.
+  const backoff = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: 'none' as const };
+
+  it('a 308 without Range is a failed attempt: backed off, counted against maxAttempts, ending in a RetryError', async () => {
+    const session = await scriptedSession(() => ({ status: 308 }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(
+      gcsResumableUpload(session.uri, pattern(2 * KiB256), { fetch: net.fetch, chunkSizeBytes: KiB256, backoff, maxAttempts: 4 }),
+    );
+    expect(outcome.state).toBe('rejected');
+    const error = outcome.error as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('attempts');
+    expect(error.attempts).toBe(4);
+    expect(error.cause).toBeInstanceOf(GcsUploadError);
+    expect((error.cause as GcsUploadError).reason).toBe('no-progress');
+    expect((error.cause as GcsUploadError).message).toBe(
+      `gcsResumableUpload: HTTP 308 without Range: nothing persisted past the 0 bytes of ${2 * KiB256} reported before`,
+    );
+    // Four attempts at chunk 0, each after the first asking the session first, with the backoff between.
+    const first = `bytes 0-${KiB256 - 1}/${2 * KiB256}`;
+    const ask = `bytes */${2 * KiB256}`;
+    expect(session.requests.map(({ at, range }) => [at, range])).toEqual([
+      [0, first],
+      [1000, ask],
+      [1000, first],
+      [3000, ask],
+      [3000, first],
+      [7000, ask],
+      [7000, first],
+    ]);
+    expect(outcome.at).toBe(7000);
+    await net.finish(session);
+  });
+
+  it('a 308 without Range forever, no maxAttempts: settles by the deadline with RetryError "deadline"', async () => {
+    const session = await scriptedSession(() => ({ status: 308 }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(gcsResumableUpload(session.uri, pattern(1000), { fetch: net.fetch, backoff, deadlineMs: 20_000 }));
+    expect(outcome.state).toBe('rejected');
+    expect(outcome.error).toBeInstanceOf(RetryError);
+    expect((outcome.error as RetryError).reason).toBe('deadline');
+    // Attempts at 0, 1, 3, 7 and 15 s; the next wait (16 s) would end past the deadline: it gives up at once.
+    expect(outcome.at).toBe(15_000);
+    expect(session.requests.filter((p) => p.bytes > 0).map((p) => p.at)).toEqual([0, 1000, 3000, 7000, 15_000]);
+    await net.finish(session);
+  });
+
+  it('a 308 whose Range goes back is no progress: resent from where the session says, but counted as a failure', async () => {
+    const total = 2 * KiB256;
+    // The first chunk is kept; from then on the session says it holds only the first 128 KiB.
+    const session = await scriptedSession((requests) => ({
+      status: 308,
+      headers: { range: requests.length === 1 ? `bytes=0-${KiB256 - 1}` : `bytes=0-${KiB256 / 2 - 1}` },
+    }));
+    const net = virtualFetch(clock);
+    const outcome = await net.settle(
+      gcsResumableUpload(session.uri, pattern(total), { fetch: net.fetch, chunkSizeBytes: KiB256, backoff, maxAttempts: 3 }),
+    );
+    const error = outcome.error as RetryError;
+    expect(error).toBeInstanceOf(RetryError);
+    expect(error.reason).toBe('attempts');
+    expect((error.cause as GcsUploadError).reason).toBe('no-progress');
+    expect((error.cause as GcsUploadError).message).toContain(
+      `HTTP 308 with Range bytes=0-131071: nothing persisted past the 262144 bytes of ${total} reported before`,
+    );
+    const back = `bytes 131072-393215/${total}`;
+    expect(session.requests.map(({ at, range }) => [at, range])).toEqual([
+      [0, `bytes 0-262143/${total}`],
+      [0, `bytes 262144-524287/${total}`],
+      [1000, `bytes */${total}`],
+      [1000, back],
+      [3000, `bytes */${total}`],
+      [3000, back],
+    ]);
+    await net.finish(session);
+  });
+});
+
+describe('gcsStartResumableUpload: preconditions and headers, on loopback', () => {
+  /** A start endpoint: the scripted statuses first (with no Location), then 200 with a session URI. */
+  const startServer = (...statuses: number[]) =>
+    scriptedSession((requests) => {
+      const status = statuses[requests.length - 1];
+      return status === undefined ? { status: 200, headers: { location: 'http://127.0.0.1:9/s?upload_id=1' } } : { status };
+    });
+  const target = (base: string) => ({ bucket: 'b', name: 'o.txt', token: 't0ken', baseUrl: base, ...quick });
+
+  it('sends the preconditions as query parameters and the extra headers with the POST', async () => {
+    const server = await startServer();
+    const uri = await gcsStartResumableUpload({
+      ...target(server.base),
+      contentType: 'text/plain',
+      preconditions: { ifGenerationMatch: 0, ifMetagenerationMatch: '1700000000000001' },
+      headers: { 'X-Upload-Content-Length': '5', 'x-goog-user-project': 'my-project' },
+    });
+    expect(uri).toBe('http://127.0.0.1:9/s?upload_id=1');
+    const [post] = server.requests;
+    expect(post?.method).toBe('POST');
+    expect(post?.url.pathname).toBe('/upload/storage/v1/b/b/o');
+    expect([...(post?.url.searchParams ?? [])]).toEqual([
+      ['uploadType', 'resumable'],
+      ['name', 'o.txt'],
+      ['ifGenerationMatch', '0'],
+      ['ifMetagenerationMatch', '1700000000000001'],
+    ]);
+    expect(post?.headers).toMatchObject({
+      authorization: 'Bearer t0ken',
+      'x-upload-content-type': 'text/plain',
+      'x-upload-content-length': '5',
+      'x-goog-user-project': 'my-project',
+    });
+  });
+
+  it("resends a failed start as gcs({ operation: 'objects.insert', preconditions, strategy }) decides", async () => {
+    const outcome = async (extra: object): Promise<{ posts: number; error?: unknown }> => {
+      const server = await startServer(503);
+      const error = await gcsStartResumableUpload({ ...target(server.base), ...extra }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      return { posts: server.requests.length, error };
+    };
+    // ifGenerationMatch makes the write conditional: safe to resend.
+    expect(await outcome({ preconditions: { ifGenerationMatch: 0 } })).toEqual({ posts: 2, error: undefined });
+    expect(await outcome({ preconditions: { ifGenerationMatch: 1234n } })).toEqual({ posts: 2, error: undefined });
+    // Without it, or with a precondition that does not guard an insert, the 503 is the answer.
+    for (const extra of [{}, { preconditions: { ifMetagenerationMatch: 3 } }, { preconditions: { ifGenerationMatch: null } }]) {
+      const { posts, error } = await outcome(extra);
+      expect(posts).toBe(1);
+      expect(error).toBeInstanceOf(HttpStatusError);
+      expect((error as HttpStatusError).status).toBe(503);
+    }
+    // The strategy speaks as it does to gcs().
+    expect(await outcome({ strategy: 'always' })).toEqual({ posts: 2, error: undefined });
+    expect((await outcome({ strategy: 'never', preconditions: { ifGenerationMatch: 0 } })).posts).toBe(1);
+  });
+
+  it('refuses bad preconditions and headers before sending anything, naming the field and the value', async () => {
+    const server = await startServer();
+    const start = (extra: object) => gcsStartResumableUpload({ ...target(server.base), ...extra } as never);
+    const takes = 'use ifGenerationMatch or ifMetagenerationMatch';
+    await expect(start({ preconditions: { ifGenerationMatc: 0 } })).rejects.toThrow(
+      "gcsStartResumableUpload: target.preconditions.ifGenerationMatc is not a precondition an upload's start takes, got 0: did you mean ifGenerationMatch?",
+    );
+    // gcs() knows these, but they are not parameters of an upload: sending nothing would leave the write unguarded.
+    await expect(start({ preconditions: { etag: '"abc"' } })).rejects.toThrow(
+      `gcsStartResumableUpload: target.preconditions.etag is not a precondition an upload's start takes, got "\\"abc\\"": ${takes}`,
+    );
+    await expect(start({ preconditions: { generation: 5 } })).rejects.toThrow(
+      `target.preconditions.generation is not a precondition an upload's start takes, got 5: ${takes}`,
+    );
+    await expect(start({ preconditions: { ifGenerationNotMatch: 5 } })).rejects.toThrow(`got 5: ${takes}`);
+    await expect(start({ preconditions: new Map() })).rejects.toThrow(
+      'gcsStartResumableUpload: target.preconditions must be an object, got a Map',
+    );
+    // Values and the strategy are gcs()'s to check, with its messages.
+    await expect(start({ preconditions: { ifGenerationMatch: -1 } })).rejects.toThrow(
+      new RangeError(
+        'Cloud Storage precondition ifGenerationMatch must be a non-negative integer: a number up to Number.MAX_SAFE_INTEGER ' +
+          '(past it digits are lost: pass a string or bigint), a decimal string or a bigint; got -1',
+      ),
+    );
+    await expect(start({ preconditions: { ifGenerationMatch: '12abc' } })).rejects.toThrow('got "12abc"');
+    await expect(start({ strategy: 'allways' })).rejects.toThrow(
+      `Unknown Cloud Storage retry strategy "allways": expected 'always', 'conditional' or 'never'; did you mean always?`,
+    );
+    await expect(start({ headers: { 'x-goog-meta-color': 7 } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["x-goog-meta-color"] must be a string, got 7',
+    );
+    await expect(start({ headers: { 'x-goog-meta-a': 'b\r\nx-evil: 1' } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["x-goog-meta-a"] is not a valid header, got "b\\r\\nx-evil: 1"',
+    );
+    await expect(start({ headers: { 'bad name': 'x' } })).rejects.toThrow('target.headers["bad name"] is not a valid header, got "x"');
+    await expect(start({ headers: { Authorization: 'Bearer other' } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["Authorization"] is given already, got "Bearer other"',
+    );
+    await expect(start({ contentType: 'text/plain', headers: { 'X-Upload-Content-Type': 'text/csv' } })).rejects.toThrow(
+      'target.headers["X-Upload-Content-Type"] is given already, got "text/csv"',
+    );
+    await expect(start({ headers: { 'x-a': '1', 'X-A': '2' } })).rejects.toThrow('target.headers["X-A"] is given already, got "2"');
+    await expect(start({ headers: 'x-a: b' })).rejects.toThrow('gcsStartResumableUpload: target.headers must be an object, got "x-a: b"');
+    expect(server.requests).toEqual([]);
+  });
+});
+
+describe('gcsResumableUpload: a final answer that is not the object sent, on loopback', () => {
+  const KiB256 = 256 * KiB;
+  const total = 2 * KiB256;
+  const upload = async (uri: string) =>
+    (await gcsResumableUpload(uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 }).catch((e: unknown) => e)) as GcsUploadError;
+
+  it('rejects a 200 whose object has another size than the body, not retried', async () => {
+    const session = await scriptedSession(() => ({ status: 200, body: JSON.stringify({ name: 'o', size: String(KiB256) }) }));
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.status).toBe(200);
+    expect(error.message).toContain(`HTTP 200 (upload complete) for an object of 262144 bytes, but the upload is ${total} bytes`);
+    expect(session.requests).toHaveLength(1);
+  });
+
+  it('rejects a 201 without a size to a request that did not reach the last byte', async () => {
+    const session = await scriptedSession(() => ({ status: 201, body: '{}' }));
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.message).toContain(`HTTP 201 (upload complete) after 262144 bytes sent, but the upload is ${total} bytes`);
+  });
+
+  it('checks the size of a 200 that answers the status query too', async () => {
+    // The chunk's answer is lost (503); the status query says the upload is complete, at 10 bytes.
+    const session = await scriptedSession((requests) =>
+      requests.length === 1 ? { status: 503 } : { status: 200, body: JSON.stringify({ size: '10' }) },
+    );
+    const error = await upload(session.uri);
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.message).toContain(`for an object of 10 bytes, but the upload is ${total} bytes`);
+    expect(session.requests.map((r) => r.range)).toEqual([`bytes 0-262143/${total}`, `bytes */${total}`]);
+  });
+
+  it('takes a 200 whose size is the body’s, and leaves its body to the caller', async () => {
+    const session = await scriptedSession((requests) =>
+      requests.length === 1
+        ? { status: 308, headers: { range: `bytes=0-${KiB256 - 1}` } }
+        : { status: 200, body: JSON.stringify({ name: 'o', size: String(total) }) },
+    );
+    const res = await gcsResumableUpload(session.uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 });
+    expect(await res.json()).toEqual({ name: 'o', size: String(total) });
   });
 });
