@@ -227,3 +227,46 @@ export class ResumeError extends Error {
     return isInstance(this, ResumeError, 'ResumeError', value);
   }
 }
+
+/**
+ * Why a resumable upload stopped (see {@link GcsUploadError}).
+ *
+ * @example
+ * const startAgain = (reason: GcsUploadErrorReason): boolean => reason === 'session-expired';
+ */
+export type GcsUploadErrorReason = 'session-expired' | 'protocol' | 'no-progress';
+
+/**
+ * An upload that cannot go on: the session expired or was cancelled (`'session-expired'`: HTTP
+ * 404 or 410; start a new session and upload again), or the service answered what the
+ * protocol does not allow (`'protocol'`). `'no-progress'` is a 308 that reports nothing
+ * persisted beyond what the session had reported before: a failed attempt, retried like a 503,
+ * so it reaches you as the `cause` of a `RetryError` once the attempts or the time run out.
+ * `instanceof` recognises one from any copy of the library.
+ *
+ * @example
+ * try {
+ *   await gcsResumableUpload(sessionUri, data);
+ * } catch (error) {
+ *   if (error instanceof GcsUploadError && error.reason === 'session-expired') sessionUri = await gcsStartResumableUpload(target);
+ * }
+ */
+export class GcsUploadError extends Error {
+  override readonly name = 'GcsUploadError';
+  /** Why the upload stopped. */
+  readonly reason: GcsUploadErrorReason;
+  /** The status of the answer that stopped it. */
+  readonly status: number;
+
+  constructor(reason: GcsUploadErrorReason, status: number, detail: string) {
+    super(`gcsResumableUpload: ${detail}`);
+    this.reason = reason;
+    this.status = status;
+    brand(this, 'GcsUploadError');
+  }
+
+  /** True for a GcsUploadError from any copy of this library (its ESM and CommonJS builds, or two versions). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isInstance(this, GcsUploadError, 'GcsUploadError', value);
+  }
+}

@@ -68,9 +68,8 @@ export { type AdaptiveThrottle, type AdaptiveThrottleOptions, createAdaptiveThro
 export { HttpStatusError, ThrottledError } from './errors.js';
 export type { FetchFunction, RetryFetchOptions } from './fetch/fetch-options.js';
 export { retryFetch } from './fetch/retry-fetch.js';
-export { ResumeError, type ResumeErrorReason } from './errors.js';
+export { GcsUploadError, type GcsUploadErrorReason, ResumeError, type ResumeErrorReason } from './errors.js';
 export {
-  GcsUploadError,
   type GcsUploadBody,
   type GcsUploadOptions,
   type GcsUploadTarget,

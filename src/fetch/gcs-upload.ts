@@ -14,7 +14,7 @@ import { callHook } from '../core/hooks.js';
 import { steadyNow } from '../runtime/clock.js';
 import { retry } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
-import { HttpStatusError } from '../errors.js';
+import { GcsUploadError, HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
 import { refuseRetryOnResult } from './gcs-upload-start.js';
 
@@ -48,34 +48,6 @@ export interface GcsUploadOptions extends GcsCommonOptions {
   chunkSizeBytes?: number;
   /** The fetch to call. Default: `globalThis.fetch`, looked up at the call. */
   fetch?: FetchFunction;
-}
-
-/**
- * An upload that cannot go on: the session expired or was cancelled (`'session-expired'`: HTTP
- * 404 or 410; start a new session and upload again), or the service answered what the
- * protocol does not allow (`'protocol'`). `'no-progress'` is a 308 that reports nothing
- * persisted beyond what the session had reported before: a failed attempt, retried like a 503,
- * so it reaches you as the `cause` of a `RetryError` once the attempts or the time run out.
- *
- * @example
- * try {
- *   await gcsResumableUpload(sessionUri, data);
- * } catch (error) {
- *   if (error instanceof GcsUploadError && error.reason === 'session-expired') sessionUri = await gcsStartResumableUpload(target);
- * }
- */
-export class GcsUploadError extends Error {
-  override readonly name = 'GcsUploadError';
-  /** Why the upload stopped. */
-  readonly reason: 'session-expired' | 'protocol' | 'no-progress';
-  /** The status of the answer that stopped it. */
-  readonly status: number;
-
-  constructor(reason: 'session-expired' | 'protocol' | 'no-progress', status: number, detail: string) {
-    super(`gcsResumableUpload: ${detail}`);
-    this.reason = reason;
-    this.status = status;
-  }
 }
 
 /** The offset after the bytes a 308's `Range: bytes=0-<last>` says were persisted; 0 without one. */

@@ -52,16 +52,18 @@ describe('the ESM and the CommonJS build loaded side by side', () => {
     }
   });
 
-  it('recognise each other’s TimeoutError, ThrottledError and HttpStatusError, and only those', () => {
+  it('recognise each other’s TimeoutError, ThrottledError, HttpStatusError, ResumeError and GcsUploadError, and only those', () => {
     const made = {
       TimeoutError: new esm.TimeoutError('slow'),
       ThrottledError: new cjs.ThrottledError(0.5, 10, 2),
       HttpStatusError: new esm.HttpStatusError(new Response(null, { status: 503 }), 'GET'),
       RetryError: new cjs.RetryError('deadline', 3, 1000, undefined),
+      ResumeError: new esm.ResumeError('changed', 10, 'overwritten'),
+      GcsUploadError: new cjs.GcsUploadError('session-expired', 410, 'gone'),
     };
     for (const copy of [esm, cjs]) {
       for (const [name, error] of Object.entries(made)) {
-        for (const cls of ['TimeoutError', 'ThrottledError', 'HttpStatusError', 'RetryError'] as const) {
+        for (const cls of ['TimeoutError', 'ThrottledError', 'HttpStatusError', 'RetryError', 'ResumeError', 'GcsUploadError'] as const) {
           expect(error instanceof copy[cls], `${name} instanceof ${cls}`).toBe(name === cls);
         }
       }
