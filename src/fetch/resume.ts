@@ -101,7 +101,13 @@ function resumingReader(first: Response, driver: ResumeDriver, method: string): 
       return 'more';
     }
     if (!chunk.done) {
-      progress.take(chunk.value);
+      try {
+        progress.take(chunk.value);
+      } catch (error) {
+        // Refused bytes: nobody will read the rest of this answer.
+        reader.cancel(error).catch(ignore);
+        throw error;
+      }
       return chunk;
     }
     const end = progress.ended();
@@ -209,6 +215,8 @@ export function bodyBuffer(): BodyBuffer {
         if (end === 'truncated') throw truncated(own);
         if (end === 'more') return undefined;
       } catch (error) {
+        // The body is locked to this reader: cancelling it is what frees the connection.
+        reader.cancel(error).catch(ignore);
         // A version nobody pinned cannot be continued: the next attempt starts over whole.
         if (mine === current && !own.pinned) reset();
         throw error;

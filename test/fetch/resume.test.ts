@@ -569,13 +569,35 @@ describe('the integrity rule: the bytes of one version of the object, exactly, o
     },
   );
 
-  it('fails with "bad-range" when a 206 sends more bytes than its Content-Range, before handing any of them over', async () => {
-    const { fn } = script({ etag: '"v1"' }, [answer('b'.repeat(12), { etag: '"v1"', 'content-range': 'bytes 10-19/20' })]);
+  /** A 206 for bytes 10-19 whose body sends 12 bytes and never ends; `cancelled` tells whether it was freed. */
+  function overlong() {
+    const state = { cancelled: false };
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new Uint8Array(12).fill(0x62)),
+      cancel: () => {
+        state.cancelled = true;
+      },
+    });
+    return { state, answer: () => new Response(body, { status: 206, headers: { etag: '"v1"', 'content-range': 'bytes 10-19/20' } }) };
+  }
+
+  it('fails with "bad-range" when a 206 sends more bytes than its Content-Range, before handing any of them over, and frees it', async () => {
+    const long = overlong();
+    const { fn } = script({ etag: '"v1"' }, [long.answer]);
     const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     expect((await reader.read()).value?.byteLength).toBe(10);
     const error = (await rejection(reader.read())) as ResumeError;
     expect(error.reason).toBe('bad-range');
+    expect(long.state.cancelled).toBe(true);
+  });
+
+  it('with bufferBody, fails the call on a 206 that sends more than its range, and frees it', async () => {
+    const long = overlong();
+    const { fn } = script({ etag: '"v1"' }, [long.answer]);
+    const error = (await rejection(retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn, bufferBody: true }))) as ResumeError;
+    expect(error.reason).toBe('bad-range');
+    expect(long.state.cancelled).toBe(true);
   });
 
   it('fails with "changed" when the 206 carries another Last-Modified, the only validator (item 3)', async () => {
