@@ -87,9 +87,9 @@ function resumingReader(first: Response, driver: ResumeDriver, method: string): 
       accept(progress, res, method, progress.received === 0);
       return res;
     });
+    // (Cancelled while the answer was on its way, the run rejects instead and the answer's body
+    // is cancelled where it arrives: retryFetch discards the response of an aborted attempt.)
     reader = (next.body as ReadableStream<Uint8Array>).getReader();
-    // Cancelled while the answer was on its way: nobody will read it.
-    if (driver.stopped()) reader.cancel().catch(ignore);
   };
   const next = async (): Promise<ReadableStreamReadResult<Uint8Array> | 'more'> => {
     let chunk: ReadableStreamReadResult<Uint8Array>;

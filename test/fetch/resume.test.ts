@@ -318,6 +318,56 @@ describe('retryFetch resume in virtual time', () => {
     expect(calls).toBe(1);
   });
 
+  it('resumes a body that ended cleanly before its Content-Length, as after a break', async () => {
+    const ranges: Array<string | null> = [];
+    const fn: typeof fetch = async (_input, init) => {
+      const range = new Headers(init?.headers).get('range');
+      ranges.push(range);
+      return range === null
+        ? breaking(10, undefined, { etag: '"v1"', 'content-length': '20' })
+        : breaking(10, undefined, { etag: '"v1"', 'content-range': 'bytes 10-19/20' }, 206);
+    };
+    const events: RetryEvent[] = [];
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 10, multiplier: 1, maxDelayMs: 10, jitter: 'none' },
+      onRetry: (e) => events.push(e),
+    });
+    const text = track(res.text());
+    await clock.runAllAsync();
+    expect(text.value).toBe('a'.repeat(20));
+    expect(ranges).toEqual([null, 'bytes=10-']);
+    expect(events.map((e) => (e.error as Error).message)).toEqual(['the body ended after 10 bytes, before the end its headers declared']);
+  });
+
+  it('cancels the answer to a resume that arrives after the body was cancelled', async () => {
+    let answered: Response | undefined;
+    const fn: typeof fetch = async (_input, init) => {
+      if (new Headers(init?.headers).get('range') === null) {
+        return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+      }
+      // The answer takes 500 ms to come: the reader cancels meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      answered = breaking(10, undefined, { etag: '"v1"', 'content-range': 'bytes 10-19/20' }, 206);
+      return answered;
+    };
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' },
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const pending = track(reader.read());
+    await clock.tickAsync(100);
+    await reader.cancel(new Error('enough'));
+    await clock.runAllAsync();
+    expect(pending.state).not.toBe('pending');
+    // Nobody will read it: its body was cancelled (a cancelled stream reads as done at once).
+    expect(answered).toBeDefined();
+    const left = await (answered?.body as ReadableStream<Uint8Array>).getReader().read();
+    expect(left.done).toBe(true);
+  });
+
   it("rejects an aborted pipeTo with the caller's reason during the resume wait (item 10)", async () => {
     let calls = 0;
     const fn: typeof fetch = async () => {
@@ -521,6 +571,9 @@ describe('the integrity rule: the bytes of one version of the object, exactly, o
     const error = (await rejection(res.arrayBuffer())) as ResumeError;
     expect(error).toBeInstanceOf(ResumeError);
     expect(error.reason).toBe('unpinned');
+    expect(error.message).toBe(
+      `resume: cannot continue the download after ${50 * KiB} bytes: the first response carries no ETag, Last-Modified or x-goog-generation, so the rest could be of another version`,
+    );
     expect(error.receivedBytes).toBe(50 * KiB);
     expect((error.cause as Error).message).toBe('terminated');
     expect(gets(tb)).toHaveLength(1);
