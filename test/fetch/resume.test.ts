@@ -364,7 +364,7 @@ describe('retryFetch resume in virtual time', () => {
     expect(pending.state).not.toBe('pending');
     // Nobody will read it: its body was cancelled (a cancelled stream reads as done at once).
     expect(answered).toBeDefined();
-    const left = await (answered?.body as ReadableStream<Uint8Array>).getReader().read();
+    const left = await ((answered as Response).body as ReadableStream<Uint8Array>).getReader().read();
     expect(left.done).toBe(true);
   });
 
