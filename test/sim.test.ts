@@ -129,6 +129,7 @@ describe('npm run sim: same seed, same bytes', () => {
       'fleet-contention-time.svg',
       'fleet-lockstep.svg',
       'fleet-outage-load.svg',
+      'fleet-sim.json',
       'hedging-latency.svg',
     ]);
     for (const name of Object.keys(a)) expect(b[name], name).toBe(a[name]);

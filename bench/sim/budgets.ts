@@ -111,7 +111,8 @@ export function refillSec(c: BudgetCase): number {
   return needed / c.requestsPerSec;
 }
 
-const recovery = (r: OutageResult, afterSec: number): string => (Number.isFinite(r.recoverySec) ? `${r.recoverySec} s` : `> ${afterSec} s`);
+/** The share of the logical requests issued after the outage that succeeded. */
+const success = (r: OutageResult): string => `${(r.successAfter * 100).toFixed(2)} %`;
 
 export function budgetTable(rows: BudgetRow[]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
@@ -121,10 +122,10 @@ export function budgetTable(rows: BudgetRow[]): string {
     'token bucket',
     'formula',
     'bucket: measured',
-    'bucket: recovery',
     'bucket: retries again after',
+    'bucket: success after',
     'ratio 10 %: measured',
-    'ratio 10 %: recovery',
+    'ratio 10 %: success after',
   ];
   return [
     line(header),
@@ -136,10 +137,10 @@ export function budgetTable(rows: BudgetRow[]): string {
         `${r.maxTokens} tokens`,
         `${r.formula.toFixed(2)}×`,
         `${r.bucket.amplification.toFixed(2)}×`,
-        recovery(r.bucket, 180),
         `${Math.round(refillSec(r))} s`,
+        success(r.bucket),
         `${r.ratio.amplification.toFixed(2)}×`,
-        recovery(r.ratio, 180),
+        success(r.ratio),
       ]),
     ),
   ].join('\n');

@@ -46,6 +46,8 @@ export interface LoadedResult {
   extraRequests: number;
   /** Server busy time ÷ the service time of the requests' first copies − 1. */
   extraWork: number;
+  /** Calls a hedge won ÷ hedges sent (NaN without hedges). */
+  hedgeWinRate: number;
 }
 
 const DEADLINE_MS = 10_000;
@@ -96,6 +98,7 @@ export async function loadedHedging(config: LoadedConfig, variant: LoadedVariant
     let failed = 0;
     let pending = 0;
     let issued = 0;
+    let hedgesWon = 0;
 
     const issue = (i: number): void => {
       const rng = seededRandom(streamSeed(seed, 2 + i));
@@ -105,11 +108,11 @@ export async function loadedHedging(config: LoadedConfig, variant: LoadedVariant
       const service = [serviceTime(rng), serviceTime(rng)];
       firstWorkMs += service[0] as number;
       const startedAt = clock.now();
-      const attempt = ({ attempt: n, signal }: { attempt: number; signal: AbortSignal }): Promise<string> => {
+      const attempt = ({ attempt: n, signal }: { attempt: number; signal: AbortSignal }): Promise<number> => {
         copies++;
         const r = n === 1 ? first : other;
-        return new Promise<string>((resolve, reject) => {
-          const job: Job = { ms: service[n - 1] ?? (service[1] as number), cancelled: false, startedAt: 0, done: () => resolve('ok') };
+        return new Promise<number>((resolve, reject) => {
+          const job: Job = { ms: service[n - 1] ?? (service[1] as number), cancelled: false, startedAt: 0, done: () => resolve(n) };
           signal.addEventListener('abort', () => {
             if (cancellation === 'stop') cancel(r, job);
             reject(signal.reason);
@@ -121,8 +124,9 @@ export async function loadedHedging(config: LoadedConfig, variant: LoadedVariant
       pending++;
       issued++;
       hedge(attempt, options).then(
-        () => {
+        (winner) => {
           pending--;
+          if (winner > 1) hedgesWon++;
           latencies.push(clock.now() - startedAt);
         },
         () => {
@@ -144,7 +148,14 @@ export async function loadedHedging(config: LoadedConfig, variant: LoadedVariant
     // Done when every call has settled and every replica is idle (a loser may still be served).
     await clock.runUntil(() => issued === requests && pending === 0 && serving.every((s) => s.size === 0));
     latencies.sort((a, b) => a - b);
-    return { latencies, failed, extraRequests: copies / requests - 1, extraWork: busyMs / firstWorkMs - 1 };
+    const hedges = copies - requests;
+    return {
+      latencies,
+      failed,
+      extraRequests: hedges / requests,
+      extraWork: busyMs / firstWorkMs - 1,
+      hedgeWinRate: hedges === 0 ? Number.NaN : hedgesWon / hedges,
+    };
   } finally {
     clock.uninstall();
   }
@@ -189,6 +200,7 @@ export interface LoadedRow {
   p999: Spread;
   extraRequests: Spread;
   extraWork: Spread;
+  hedgeWinRate: Spread;
   failed: Spread;
 }
 
@@ -212,6 +224,7 @@ export async function loadedRow(
     p999: of((r) => percentileOf(r.latencies, 0.999)),
     extraRequests: of((r) => r.extraRequests),
     extraWork: of((r) => r.extraWork),
+    hedgeWinRate: of((r) => r.hedgeWinRate),
     failed: of((r) => r.failed / base.requests),
   };
 }
@@ -231,7 +244,7 @@ export const CANCELLATION_TEXT: Record<Cancellation | '—', string> = {
 
 export function loadedTable(rows: LoadedRow[]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
-  const header = ['load', 'cancelled copy', 'client', 'p50', 'p99', 'p99.9', 'requests sent', 'server work'];
+  const header = ['load', 'cancelled copy', 'client', 'p50', 'p99', 'p99.9', 'requests sent', 'server work', 'hedges that won'];
   return [
     line(header),
     line(header.map(() => '---')),
@@ -245,6 +258,7 @@ export function loadedTable(rows: LoadedRow[]): string {
         cellMs(r.p999),
         cell(r.extraRequests, fmtPct),
         cell(r.extraWork, fmtPct),
+        Number.isNaN(r.hedgeWinRate.median) ? '—' : cell(r.hedgeWinRate, (x) => `${Math.round(x * 100)} %`),
       ]),
     ),
   ].join('\n');
