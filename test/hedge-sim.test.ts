@@ -1,6 +1,7 @@
 // The hedging simulation's claims, on smaller runs that take a few seconds, so that a change to
 // hedge(), the hedger or the budget cannot silently undo them. `npm run sim` runs the full size
 // and prints the numbers the README quotes.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type HedgingConfig,
@@ -97,5 +98,18 @@ describe('hedging simulation: replicas with queues (bench/sim/hedging-load.ts)',
   it('summarises seeds as median and range', () => {
     expect(spread([5, 1, 3])).toEqual({ median: 3, min: 1, max: 5 });
     expect(spread([4, 1, 3, 2])).toEqual({ median: 2.5, min: 1, max: 4 });
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: -1e6, max: 1e6 }), { minLength: 1, maxLength: 20 }), (xs) => {
+        const s = spread(xs);
+        expect(s.min).toBe(Math.min(...xs));
+        expect(s.max).toBe(Math.max(...xs));
+        expect(s.median).toBeGreaterThanOrEqual(s.min);
+        expect(s.median).toBeLessThanOrEqual(s.max);
+        // As many values at or below the median as at or above it.
+        expect(xs.filter((x) => x <= s.median).length).toBeGreaterThanOrEqual(xs.length / 2);
+        expect(xs.filter((x) => x >= s.median).length).toBeGreaterThanOrEqual(xs.length / 2);
+        expect(spread([...xs].reverse())).toEqual(s);
+      }),
+    );
   });
 });
