@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { contention, contentionTrial } from '../bench/sim/contention.js';
+import { bucketAmplification, runBudgets } from '../bench/sim/budgets.js';
 import { lockstep } from '../bench/sim/lockstep.js';
 import { type OutageConfig, outage } from '../bench/sim/outage.js';
 import { seededRandom } from '../bench/sim/random.js';
@@ -86,6 +87,23 @@ describe('fleet simulator: outage', () => {
   });
 });
 
+describe('fleet simulator: budgets across rates', () => {
+  it('a token bucket adds maxTokens/2 − 1 retries per client and outage, whatever the rate; a 10 % ratio about 10 %', async () => {
+    const rows = await runBudgets(100, 17, () => {}, [
+      { requestsPerSec: 1, outageSec: 10, maxTokens: 10 },
+      { requestsPerSec: 0.1, outageSec: 60, maxTokens: 10 },
+    ]);
+    for (const row of rows) {
+      expect(row.formula).toBe(bucketAmplification(10, row.requestsPerSec, row.outageSec));
+      expect(Math.abs(row.bucket.amplification - row.formula)).toBeLessThan(0.03);
+      expect(row.ratio.amplification).toBeLessThanOrEqual(1.4);
+    }
+    expect(rows.map((r) => r.formula)).toEqual([1.4, 1 + 4 / 6]);
+    // A client that sends six requests a minute never reaches a tenth of a retry: the ratio allows none.
+    expect((rows[1] as (typeof rows)[number]).ratio.amplification).toBe(1);
+  }, 60_000);
+});
+
 describe('fleet simulator: synchronisation at the cap', () => {
   const config = { clients: 800, outageMs: 240_000, measureFromMs: 100_000, seed: 11 };
 
@@ -129,6 +147,7 @@ describe('npm run sim: same seed, same bytes', () => {
       'fleet-contention-time.svg',
       'fleet-lockstep.svg',
       'fleet-outage-load.svg',
+      'fleet-sim.json',
       'hedging-latency.svg',
     ]);
     for (const name of Object.keys(a)) expect(b[name], name).toBe(a[name]);

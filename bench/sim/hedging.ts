@@ -256,36 +256,91 @@ export function hedgingChart(results: HedgingResult[]): string {
   });
 }
 
-/** Runs both servers with every variant; returns the markdown section, the chart and the headline. */
+/** `median (min–max)` of per-seed values, formatted by `f`. */
+export function medianRange(values: readonly number[], f: (x: number) => string): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  const lo = sorted[0] as number;
+  const hi = sorted.at(-1) as number;
+  return lo === hi ? f(median) : `${f(median)} (${f(lo)}–${f(hi)})`;
+}
+
+/** The table of a variant run over several seeds: the median and the range of each column. */
+export function hedgingSeedsTable(runs: HedgingResult[][], requests: number): string {
+  return table(
+    ['client', 'p50', 'p99', 'p99.9', 'extra requests', 'failed'],
+    runs.map((perSeed) => {
+      const col = (g: (r: HedgingResult) => number, f: (x: number) => string) => medianRange(perSeed.map(g), f);
+      const msf = (x: number) => `${Math.round(x)} ms`;
+      return [
+        (perSeed[0] as HedgingResult).name,
+        col((r) => percentileOf(r.latencies, 0.5), msf),
+        col((r) => percentileOf(r.latencies, 0.99), msf),
+        col((r) => percentileOf(r.latencies, 0.999), msf),
+        col(
+          (r) => r.extraLoad,
+          (x) => `${pct(x)} %`,
+        ),
+        col(
+          (r) => r.failed / requests,
+          (x) => `${pct(x)} %`,
+        ),
+      ];
+    }),
+  );
+}
+
+/** The median over seeds of one statistic. */
+export function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Runs both servers with every variant over `seeds` seeds; the tables, the chart (first seed) and the headline. */
 export async function runHedging(
   seed: number,
   progress: (message: string) => void,
-): Promise<{ markdown: string; svg: string; headline: string }> {
-  const spare: HedgingResult[] = [];
-  const overloaded: HedgingResult[] = [];
+  size: { seeds: number; spareRequests: number; overloadedRequests: number } = {
+    seeds: 5,
+    spareRequests: SPARE.requests,
+    overloadedRequests: OVERLOADED.requests,
+  },
+): Promise<{
+  spareTable: string;
+  overloadedTable: string;
+  svg: string;
+  headline: string;
+  baselineP999: number;
+  hedgedP999: number;
+  extraLoad: number;
+}> {
+  const spare: HedgingResult[][] = [];
+  const overloaded: HedgingResult[][] = [];
   for (const variant of hedgingVariants()) {
-    spare.push(await hedging({ ...SPARE, seed }, variant));
-    overloaded.push(await hedging({ ...OVERLOADED, seed }, variant));
-    progress(`hedging: ${variant.name}`);
+    const a: HedgingResult[] = [];
+    const b: HedgingResult[] = [];
+    for (let k = 0; k < size.seeds; k++) {
+      a.push(await hedging({ ...SPARE, requests: size.spareRequests, seed: seed + k }, variant));
+      b.push(await hedging({ ...OVERLOADED, requests: size.overloadedRequests, seed: seed + k }, variant));
+    }
+    spare.push(a);
+    overloaded.push(b);
+    progress(`hedging: ${variant.name}, ${size.seeds} seeds`);
   }
-  const line = headline(spare[0] as HedgingResult, spare[2] as HedgingResult);
-  const markdown = [
-    `## Hedging: ${SPARE.requests} requests, a server with a slow tail`,
-    '',
-    `Attempt latency: ${TAIL_MODEL_TEXT}. One request per ${SPARE.intervalMs} ms; deadline ${DEADLINE_MS / 1000} s; maxAttempts 2.`,
-    'Extra load = attempts sent ÷ requests − 1. Percentiles are nearest-rank, over the successful requests.',
-    '',
-    '**Room to spare** (every copy is served on its own):',
-    '',
-    hedgingTable(spare, SPARE.requests),
-    '',
-    `**Overloaded**: ${OVERLOADED.server?.workers} workers (about ${Math.round(((OVERLOADED.server?.workers ?? 0) * 1000) / MEAN_SERVICE_MS)} requests/s), ` +
-      `${1000 / OVERLOADED.intervalMs} requests/s arrive, at most ${OVERLOADED.server?.queueLimit} wait (then 503); ` +
-      `a copy cancelled while it waits leaves the queue, one in service runs to the end. ${OVERLOADED.requests} requests:`,
-    '',
-    hedgingTable(overloaded, OVERLOADED.requests),
-    '',
-    line,
-  ].join('\n');
-  return { markdown, svg: hedgingChart(spare.slice(0, 3)), headline: line };
+  const p999 = (runs: HedgingResult[]) => medianOf(runs.map((r) => percentileOf(r.latencies, 0.999)));
+  const baselineP999 = p999(spare[0] as HedgingResult[]);
+  const hedgedP999 = p999(spare[2] as HedgingResult[]);
+  const extraLoad = medianOf((spare[2] as HedgingResult[]).map((r) => r.extraLoad));
+  const line = `hedging: p99.9 ${Math.round(baselineP999)} ms -> ${Math.round(hedgedP999)} ms, extra load ${pct(extraLoad)} %`;
+  return {
+    spareTable: hedgingSeedsTable(spare.slice(0, 3), size.spareRequests),
+    overloadedTable: hedgingSeedsTable(overloaded, size.overloadedRequests),
+    svg: hedgingChart(spare.slice(0, 3).map((runs) => runs[0] as HedgingResult)),
+    headline: line,
+    baselineP999,
+    hedgedP999,
+    extraLoad,
+  };
 }

@@ -10,12 +10,17 @@ import { CONTENTION_BASE_MS, CONTENTION_CAP_MS, contention } from './contention.
 import { LOCKSTEP_BACKOFF, type LockstepResult, lockstep } from './lockstep.js';
 import { type OutageConfig, type OutageResult, type OutageVariant, outage } from './outage.js';
 import { runHedging } from './hedging.js';
+import { LOADED, loadedHeadline, loadedTable, runLoaded } from './hedging-load.js';
+import { BUDGET_CASES, budgetTable, runBudgets } from './budgets.js';
+import { writeFleetDocs } from '../../scripts/fleet-docs.js';
 import { seededRandom } from './random.js';
 import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
 
 const SEED = 20_150_304; // the AWS post's date; any fixed number would do
 /** The same pipeline on small fleets, for the reproducibility test. */
 const SMALL = process.env.SIM_SIZE === 'small';
+/** Without an OUT_DIR the run also rewrites the generated parts of docs/fleet.md and the README. */
+const intoDocs = process.argv[2] === undefined;
 const outDir = process.argv[2] ?? fileURLToPath(new URL('../../docs/', import.meta.url));
 mkdirSync(outDir, { recursive: true });
 const docs = (file: string): string => join(outDir, file);
@@ -119,7 +124,12 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
 const contentionRows = await runContention();
 const outageResults = await runOutage();
 const lockstepResults = await runLockstep();
-const hedgingRun = await runHedging(SEED, progress);
+const hedgingRun = await runHedging(SEED, progress, SMALL ? { seeds: 2, spareRequests: 2000, overloadedRequests: 1000 } : undefined);
+const loadedSize = SMALL
+  ? { seeds: 2, requests: 2000, utilisations: [0.5] }
+  : { seeds: LOADED.seeds, requests: LOADED.requests, utilisations: LOADED.utilisations };
+const loadedRows = await runLoaded(SEED, progress, loadedSize);
+const budgetRows = await runBudgets(SMALL ? 20 : 100, SEED, progress, SMALL ? BUDGET_CASES.slice(0, 2) : BUDGET_CASES);
 writeFileSync(docs('hedging-latency.svg'), hedgingRun.svg);
 
 const kindNames = KINDS.map((k) => k.name);
@@ -151,6 +161,51 @@ writeFileSync(
 );
 progress('charts written to docs/fleet-*.svg');
 
+// --- Generated parts of the docs: every number docs/fleet.md and the README quote --------------
+
+const last = contentionRows.at(-1) as ContentionRow;
+const cont = (name: string) => last.results[kindNames.indexOf(name)] as { calls: number; timeMs: number };
+type Cont = { calls: number; timeMs: number };
+const [cNone, cFull, cEqual, cAdd] = ['none', 'full', 'equal', "additive (Google's formula)"].map(cont) as [Cont, Cont, Cont, Cont];
+const secs = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const fewer = (a: number, b: number): string => `${Math.round((1 - a / b) * 100)} %`;
+const byName = (name: string) => outageResults.find((r) => r.name === name) as OutageResult;
+const amp = (name: string): string => `${byName(name).amplification.toFixed(2)}×`;
+const lock = (name: string) => lockstepResults.find((r) => r.name === name) as LockstepResult & { name: string };
+const hedgingSeedsText = `${SMALL ? 2 : 5} seeds (${SEED} to ${SEED + (SMALL ? 1 : 4)})`;
+const fragments: Record<string, string> = {
+  'contention-table': [
+    `| ${last.clients} clients | none | full | equal | additive (Google's formula) |`,
+    '| --- | --- | --- | --- | --- |',
+    `| write attempts | ${[cNone, cFull, cEqual, cAdd].map((c) => int(c.calls)).join(' | ')} |`,
+    `| time to completion | ${[cNone, cFull, cEqual, cAdd].map((c) => secs(c.timeMs)).join(' | ')} |`,
+  ].join('\n'),
+  'contention-none': `${int(cNone.calls)} calls in ${secs(cNone.timeMs)}`,
+  'contention-full': `${int(cFull.calls)} calls in ${secs(cFull.timeMs)}`,
+  'contention-fewer': `${fewer(cFull.calls, cAdd.calls)} fewer writes than Google's formula (${fewer(cFull.calls, cNone.calls)} fewer than no jitter) and finishes in ${secs(cFull.timeMs)} instead of ${secs(cAdd.timeMs)} (${secs(cNone.timeMs)} without jitter)`,
+  'contention-fewer-short': fewer(cFull.calls, cAdd.calls),
+  'outage-table': outageTable(outageResults, OUTAGE.afterMs / 1000),
+  'outage-defaults': amp('defaults (no attempt limit)'),
+  'outage-defaults-budget': amp('defaults + budget per client'),
+  'lockstep-table': lockstepTable(lockstepResults),
+  'lockstep-ratio': `${(lock("additive 1 s, truncated (Google's formula)").peakPer100ms / lock('full').peakPer100ms).toFixed(1)}×`,
+  'lockstep-aftercap': fewer(lock('additive 1 s, afterCap').peakPer100ms, lock("additive 1 s, truncated (Google's formula)").peakPer100ms),
+  'hedging-seeds': hedgingSeedsText,
+  'hedging-spare': hedgingRun.spareTable,
+  'hedging-overloaded': hedgingRun.overloadedTable,
+  'hedging-loaded': loadedTable(loadedRows),
+  'hedging-lines': ['```text', hedgingRun.headline, loadedHeadline(loadedRows, 0.5), '```'].join('\n'),
+  'hedging-spare-p999': `${Math.round(hedgingRun.baselineP999)} ms to ${Math.round(hedgingRun.hedgedP999)} ms`,
+  'hedging-loaded-50': loadedHeadline(loadedRows, 0.5).replace(/^hedging at /, ''),
+  'budget-table': budgetTable(budgetRows),
+};
+writeFileSync(docs('fleet-sim.json'), `${JSON.stringify(fragments, null, 2)}\n`);
+if (intoDocs && !SMALL) {
+  writeFleetDocs(fragments);
+  progress('generated parts of docs/fleet.md and the README rewritten');
+}
+
 const out = [
   '# Fleet simulation',
   '',
@@ -178,7 +233,30 @@ const out = [
   '',
   lockstepTable(lockstepResults),
   '',
-  hedgingRun.markdown,
+  `## Hedging, unlimited servers (the upper bound): ${hedgingSeedsText}`,
+  '',
+  'Every copy is served on its own: a hedge costs one request and nothing else, and latency does not depend on load.',
+  '',
+  fragments['hedging-spare'],
+  '',
+  '**Overloaded** (9 workers behind a queue of 200, 500 requests/s for about 440/s; a cancelled copy leaves the queue, one in service runs to the end):',
+  '',
+  fragments['hedging-overloaded'],
+  '',
+  `## Hedging under load: ${LOADED.replicas} replicas × ${LOADED.workers} workers, FIFO queues, ${loadedSize.seeds} seeds × ${loadedSize.requests.toLocaleString('en-US')} requests`,
+  '',
+  'Poisson arrivals; load = arrival rate × mean service time ÷ workers, without hedging. The hedge goes to another replica.',
+  'A cell is the median over the seeds (range in brackets). Requests sent and server work: relative to the requests, and to the service time of their first copies.',
+  '',
+  fragments['hedging-loaded'],
+  '',
+  `## Budgets across rates and outage lengths: ${SMALL ? 20 : 100} logical requests/s in all, retry() defaults + a budget per client`,
+  '',
+  'Formula: 1 + (maxTokens/2 − 1) ÷ requests per client during the outage. Ratio 10 %: a retry only while retries ≤ 10 % of the requests of the last 60 s (the SRE book).',
+  '',
+  fragments['budget-table'],
+  '',
+  fragments['hedging-lines'],
   '',
 ];
 process.stdout.write(`${out.join('\n')}\n`);

@@ -13,6 +13,8 @@ import { installVirtualClock } from './virtual-time.js';
 export interface OutageConfig {
   /** Simulated clients, each with its own process (own budget or throttle, if any). */
   clients: number;
+  /** Time between one client's logical requests, in ms; default 1,000 (1 request/s). */
+  intervalMs?: number;
   /** Healthy time before the outage, in ms. */
   beforeMs: number;
   /** Length of the total outage, in ms. */
@@ -62,7 +64,7 @@ function unavailable(): Error {
  * every second is normal.
  */
 export async function outage(config: OutageConfig, variant: OutageVariant): Promise<OutageResult> {
-  const { clients, beforeMs, outageMs, afterMs, capacityPerSec, seed } = config;
+  const { clients, beforeMs, outageMs, afterMs, capacityPerSec, seed, intervalMs = 1000 } = config;
   const outageStart = beforeMs;
   const outageEnd = beforeMs + outageMs;
   const endMs = outageEnd + afterMs;
@@ -128,10 +130,10 @@ export async function outage(config: OutageConfig, variant: OutageVariant): Prom
       // Frozen, so retry() validates each client's options once (and to mirror real use).
       const options = Object.freeze(variant.clientOptions(jitterRng));
       const loop = async (): Promise<void> => {
-        await clock.sleep(Math.floor(phaseRng() * 1000));
+        await clock.sleep(Math.floor(phaseRng() * intervalMs));
         while (clock.now() < endMs) {
           issue(options);
-          await clock.sleep(1000);
+          await clock.sleep(intervalMs);
         }
         issuing--;
       };
