@@ -579,6 +579,31 @@ describe('the integrity rule: the bytes of one version of the object, exactly, o
     expect(gets(tb)).toHaveLength(1);
   });
 
+  it('starts over when nothing pins the version and the body broke before its first byte: nothing was handed over', async () => {
+    const v2 = Buffer.alloc(200 * KiB, 0x7a);
+    const tb = await bench('u0', pattern(200 * KiB));
+    tb.downloadFaults.push({ breakAfter: 0 });
+    const res = await retryFetch(tb.mediaUrl('u0'), undefined, { ...quick, fetch: unpinnedServer(tb, 'u0', v2) });
+    expect(Buffer.from(await res.arrayBuffer()).equals(v2)).toBe(true);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, 'bytes=0-']);
+  });
+
+  it('with bufferBody, resumes a body that ended cleanly before its Content-Length', async () => {
+    const ranges: Array<string | null> = [];
+    const fn: typeof fetch = async (_input, init) => {
+      const range = new Headers(init?.headers).get('range');
+      ranges.push(range);
+      return range === null
+        ? new Response('a'.repeat(10), { headers: { etag: '"v1"', 'content-length': '20' } })
+        : new Response('b'.repeat(10), { status: 206, headers: { etag: '"v1"', 'content-range': 'bytes 10-19/20' } });
+    };
+    const events: RetryEvent[] = [];
+    const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn, bufferBody: true, onRetry: (e) => events.push(e) });
+    expect(await res.text()).toBe(`${'a'.repeat(10)}${'b'.repeat(10)}`);
+    expect(ranges).toEqual([null, 'bytes=10-']);
+    expect(events.map((e) => (e.error as Error).message)).toEqual(['the body ended after 10 bytes, before the end its headers declared']);
+  });
+
   it('with bufferBody, starts over whole when nothing pins the version: the new version, exactly', async () => {
     const v2 = Buffer.alloc(200 * KiB, 0x7a);
     const tb = await bench('ub', pattern(200 * KiB));
