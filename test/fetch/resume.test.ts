@@ -247,6 +247,24 @@ describe('retryFetch resume in virtual time', () => {
     return new Response(body, { status, headers });
   }
 
+  /**
+   * retryFetch over a fetch whose every answer is a 200 of 20 bytes that breaks after 10, with a
+   * 1 s backoff: a body that waits a second to resume. `calls()` counts the requests sent.
+   */
+  async function waitingToResume(options: RetryFetchOptions = {}) {
+    let calls = 0;
+    const fn: typeof fetch = async () => {
+      calls++;
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+    };
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+      ...options,
+    });
+    return { res, calls: () => calls };
+  }
+
   it('waits the backoff before the resumed request, as after any failed attempt', async () => {
     const requests: Array<{ at: number; range: string | null }> = [];
     const fn: typeof fetch = async (_input, init) => {
@@ -274,17 +292,8 @@ describe('retryFetch resume in virtual time', () => {
   });
 
   it("stops at once when the caller aborts during a resume's backoff: the body fails with the reason, nothing sent", async () => {
-    let calls = 0;
-    const fn: typeof fetch = async () => {
-      calls++;
-      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
-    };
     const controller = new AbortController();
-    const res = await retryFetch('http://x.test/', undefined, {
-      fetch: fn,
-      signal: controller.signal,
-      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
-    });
+    const { res, calls } = await waitingToResume({ signal: controller.signal });
     const text = track(res.text());
     await clock.tickAsync(400);
     const reason = new Error('shutting down');
@@ -293,19 +302,11 @@ describe('retryFetch resume in virtual time', () => {
     expect(text.state).toBe('rejected');
     expect(text.error).toBe(reason);
     await clock.runAllAsync();
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
   });
 
   it('resolves a cancel during the resume wait and sends nothing more (item 10: no stale "terminated" rejection)', async () => {
-    let calls = 0;
-    const fn: typeof fetch = async () => {
-      calls++;
-      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
-    };
-    const res = await retryFetch('http://x.test/', undefined, {
-      fetch: fn,
-      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
-    });
+    const { res, calls } = await waitingToResume();
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     expect((await reader.read()).value?.byteLength).toBe(10);
     const pending = track(reader.read());
@@ -315,7 +316,7 @@ describe('retryFetch resume in virtual time', () => {
     expect(cancelled.state).toBe('resolved');
     await clock.runAllAsync();
     expect(pending.state).toBe('resolved');
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
   });
 
   it('resumes a body that ended cleanly before its Content-Length, as after a break', async () => {
@@ -369,15 +370,7 @@ describe('retryFetch resume in virtual time', () => {
   });
 
   it("rejects an aborted pipeTo with the caller's reason during the resume wait (item 10)", async () => {
-    let calls = 0;
-    const fn: typeof fetch = async () => {
-      calls++;
-      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
-    };
-    const res = await retryFetch('http://x.test/', undefined, {
-      fetch: fn,
-      backoff: { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
-    });
+    const { res, calls } = await waitingToResume();
     const controller = new AbortController();
     const piped = track((res.body as ReadableStream<Uint8Array>).pipeTo(new WritableStream(), { signal: controller.signal }));
     await clock.tickAsync(400);
@@ -386,7 +379,7 @@ describe('retryFetch resume in virtual time', () => {
     await clock.runAllAsync();
     expect(piped.state).toBe('rejected');
     expect(piped.error).toBe(reason);
-    expect(calls).toBe(1);
+    expect(calls()).toBe(1);
   });
 
   it("keeps an abandoned attempt's late bytes out of the bufferBody buffer (item 13)", async () => {
