@@ -1,6 +1,6 @@
 // `npm run sim [-- OUT_DIR]`: the fleet simulator. Runs three scenarios through the real retry()
 // in virtual time, prints the results as markdown tables on stdout (progress goes to stderr)
-// and writes the charts to docs/fleet-*.svg (or OUT_DIR). Seeded: every run prints and draws
+// and writes the charts to docs/fleet-*.svg (or OUT_DIR). Reproducible: every run prints and draws
 // the same bytes (test/sim.test.ts runs it twice, scaled down with SIM_SIZE=small, and compares).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { writeFleetDocs } from '../../scripts/fleet-docs.js';
 import { seededRandom } from './random.js';
 import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
 
-const SEED = 20_150_304; // the AWS post's date; any fixed number would do
+const RANDOM_START = 20_150_304; // the AWS post's date; any fixed number would do
 /** The same pipeline on small fleets, for the reproducibility test. */
 const SMALL = process.env.SIM_SIZE === 'small';
 /** Without an OUT_DIR the run also rewrites the generated parts of docs/fleet.md and the README. */
@@ -49,7 +49,7 @@ async function runContention(): Promise<ContentionRow[]> {
   for (const clients of CLIENTS) {
     const results = [];
     for (const kind of KINDS) {
-      results.push(await contention(clients, kind.jitter, TRIALS, SEED + clients));
+      results.push(await contention(clients, kind.jitter, TRIALS, RANDOM_START + clients));
     }
     rows.push({ clients, results });
     progress(`contention: ${clients} clients, ${KINDS.length} jitter kinds × ${TRIALS} trials`);
@@ -65,11 +65,11 @@ const OUTAGE: OutageConfig = {
   outageMs: 60_000,
   afterMs: 120_000,
   capacityPerSec: SMALL ? 60 : 1200,
-  seed: SEED,
+  seed: RANDOM_START,
 };
 
 function outageVariants(): OutageVariant[] {
-  const throttleRng = seededRandom(SEED + 7);
+  const throttleRng = seededRandom(RANDOM_START + 7);
   const sharedBudget = createRetryBudget();
   const three = (rng: () => number): RetryOptions => ({ maxAttempts: 3, rng });
   return [
@@ -100,7 +100,7 @@ async function runOutage(): Promise<OutageResult[]> {
 
 // --- Scenario 3: synchronisation at the cap ------------------------------------------------
 
-const LOCKSTEP = { clients: SMALL ? 100 : 2000, outageMs: 600_000, measureFromMs: 120_000, seed: SEED };
+const LOCKSTEP = { clients: SMALL ? 100 : 2000, outageMs: 600_000, measureFromMs: 120_000, seed: RANDOM_START };
 const LOCKSTEP_KINDS: Array<{ name: string; jitter: Jitter; charted: boolean }> = [
   { name: 'none', jitter: 'none', charted: false },
   { name: "additive 1 s, truncated (Google's formula)", jitter: { additiveMs: 1000 }, charted: true },
@@ -124,12 +124,16 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
 const contentionRows = await runContention();
 const outageResults = await runOutage();
 const lockstepResults = await runLockstep();
-const hedgingRun = await runHedging(SEED, progress, SMALL ? { seeds: 2, spareRequests: 2000, overloadedRequests: 1000 } : undefined);
+const hedgingRun = await runHedging(
+  RANDOM_START,
+  progress,
+  SMALL ? { seeds: 2, spareRequests: 2000, overloadedRequests: 1000 } : undefined,
+);
 const loadedSize = SMALL
   ? { seeds: 2, requests: 2000, utilisations: [0.5] }
   : { seeds: LOADED.seeds, requests: LOADED.requests, utilisations: LOADED.utilisations };
-const loadedRows = await runLoaded(SEED, progress, loadedSize);
-const budgetRows = await runBudgets(SMALL ? 20 : 100, SEED, progress, SMALL ? BUDGET_CASES.slice(0, 2) : BUDGET_CASES);
+const loadedRows = await runLoaded(RANDOM_START, progress, loadedSize);
+const budgetRows = await runBudgets(SMALL ? 20 : 100, RANDOM_START, progress, SMALL ? BUDGET_CASES.slice(0, 2) : BUDGET_CASES);
 writeFileSync(docs('hedging-latency.svg'), hedgingRun.svg);
 
 const kindNames = KINDS.map((k) => k.name);
@@ -173,7 +177,7 @@ const fewer = (a: number, b: number): string => `${Math.round((1 - a / b) * 100)
 const byName = (name: string) => outageResults.find((r) => r.name === name) as OutageResult;
 const amp = (name: string): string => `${byName(name).amplification.toFixed(2)}×`;
 const lock = (name: string) => lockstepResults.find((r) => r.name === name) as LockstepResult & { name: string };
-const hedgingSeedsText = `${SMALL ? 2 : 5} seeds (${SEED} to ${SEED + (SMALL ? 1 : 4)})`;
+const hedgingRunsText = `${SMALL ? 2 : 5} runs (random starts ${RANDOM_START} to ${RANDOM_START + (SMALL ? 1 : 4)})`;
 const fragments: Record<string, string> = {
   'contention-table': [
     `| ${last.clients} clients | none | full | equal | additive (Google's formula) |`,
@@ -191,7 +195,7 @@ const fragments: Record<string, string> = {
   'lockstep-table': lockstepTable(lockstepResults),
   'lockstep-ratio': `${(lock("additive 1 s, truncated (Google's formula)").peakPer100ms / lock('full').peakPer100ms).toFixed(1)}×`,
   'lockstep-aftercap': fewer(lock('additive 1 s, afterCap').peakPer100ms, lock("additive 1 s, truncated (Google's formula)").peakPer100ms),
-  'hedging-seeds': hedgingSeedsText,
+  'hedging-runs': hedgingRunsText,
   'hedging-spare': hedgingRun.spareTable,
   'hedging-overloaded': hedgingRun.overloadedTable,
   'hedging-loaded': loadedTable(loadedRows),
@@ -209,7 +213,7 @@ if (intoDocs && !SMALL) {
 const out = [
   '# Fleet simulation',
   '',
-  `Seed ${SEED}. Every number comes from the real \`retry()\` driven in virtual time (@sinonjs/fake-timers).`,
+  `Random start ${RANDOM_START}. Every number comes from the real \`retry()\` driven in virtual time (@sinonjs/fake-timers).`,
   '',
   `## Contention: ${CLIENTS[0]}…${CLIENTS.at(-1)} clients update one row (optimistic concurrency)`,
   '',
@@ -233,7 +237,7 @@ const out = [
   '',
   lockstepTable(lockstepResults),
   '',
-  `## Hedging, unlimited servers (the upper bound): ${hedgingSeedsText}`,
+  `## Hedging, unlimited servers (the upper bound): ${hedgingRunsText}`,
   '',
   'Every copy is served on its own: a hedge costs one request and nothing else, and latency does not depend on load.',
   '',
@@ -243,10 +247,10 @@ const out = [
   '',
   fragments['hedging-overloaded'],
   '',
-  `## Hedging under load: ${LOADED.replicas} replicas × ${LOADED.workers} workers, FIFO queues, ${loadedSize.seeds} seeds × ${loadedSize.requests.toLocaleString('en-US')} requests`,
+  `## Hedging under load: ${LOADED.replicas} replicas × ${LOADED.workers} workers, FIFO queues, ${loadedSize.seeds} runs × ${loadedSize.requests.toLocaleString('en-US')} requests`,
   '',
   'Poisson arrivals; load = arrival rate × mean service time ÷ workers, without hedging. The hedge goes to another replica.',
-  'A cell is the median over the seeds (range in brackets). Requests sent and server work: relative to the requests, and to the service time of their first copies.',
+  'A cell is the median over the runs (range in brackets). Requests sent and server work: relative to the requests, and to the service time of their first copies.',
   '',
   fragments['hedging-loaded'],
   '',
