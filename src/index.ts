@@ -8,6 +8,8 @@ export type { BackoffPolicy, Jitter } from './types.js';
 export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
 export type {
   AttemptContext,
+  AttemptHost,
+  AttemptMode,
   AttemptThrottle,
   GiveUpEvent,
   GiveUpReason,
@@ -77,4 +79,13 @@ export {
   gcsStartResumableUpload,
 } from './fetch/gcs-upload.js';
 export { NOT_SENT_CODES, notSent } from './classify/not-sent.js';
-export { type HedgeEvent, type HedgeOptions, type Hedger, type HedgerOptions, createHedger, hedge } from './fleet/hedge.js';
+export {
+  type HedgeEvent,
+  type HedgeOptions,
+  type Hedger,
+  type HedgerOptions,
+  type HedgingOptions,
+  createHedger,
+  hedge,
+  hedging,
+} from './fleet/hedge.js';

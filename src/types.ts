@@ -76,6 +76,15 @@ export interface AttemptContext {
   readonly elapsedMs: number;
   /** Milliseconds left before the deadline. */
   readonly remainingMs: number;
+  /** Which copy of the attempt this is: 1, or 2 and more for the copies a hedged attempt sends. */
+  readonly copy: number;
+  /**
+   * Tells the call that this attempt made progress a retry keeps (an upload's bytes persisted,
+   * a page of results stored): the limits, `deadlineMs`, `maxAttempts` and `attemptTimeoutMs`,
+   * and the backoff count again from now. Attempt numbers and hooks go on as the call's. A
+   * call that never reports progress is bounded from its start.
+   */
+  progress(): void;
 }
 
 /**
@@ -234,4 +243,41 @@ export interface RetryOptions<T = unknown> {
    * does not keep the process alive (Node, Deno, Bun). Default false.
    */
   unref?: boolean;
+  /**
+   * How each attempt is made: `hedging({ delayMs })` races copies within an attempt. Default:
+   * one request per attempt.
+   */
+  hedge?: AttemptMode;
+}
+
+/**
+ * What an attempt mode may ask of the call it runs in.
+ *
+ * @example
+ * const mode: AttemptMode = { run: (fn, ctx, host) => (host.mayResend(ctx) ? race(fn, ctx) : Promise.resolve(fn(ctx))) };
+ */
+export interface AttemptHost {
+  /**
+   * Whether `error` is worth another try, by the call's retry policy. The call remembers the
+   * answer: when the attempt then fails with that error, the policy is not asked twice.
+   */
+  isTransient(error: unknown, ctx: AttemptContext): boolean;
+  /** Whether the call's idempotency rule allows sending the request again (asked before any failure). */
+  mayResend(ctx: AttemptContext): boolean;
+  /** The call's retry budget: an extra copy is paid for as a retry is. */
+  readonly budget: RetryBudget | undefined;
+  /** The call's adaptive throttle: an extra copy is a request, admitted or refused. */
+  readonly throttle: AttemptThrottle | undefined;
+}
+
+/**
+ * A way to make one attempt of a call, from `hedging()`. `run` settles once, as a plain attempt
+ * does, and stops when `ctx.signal` aborts (the attempt's timeout, the deadline, the caller's
+ * abort), after which its outcome is ignored. The call judges the outcome, waits and retries.
+ *
+ * @example
+ * await retry(({ signal }) => fetch(url, { signal }), { hedge: hedging({ delayMs: 50 }) });
+ */
+export interface AttemptMode {
+  run<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, ctx: AttemptContext, host: AttemptHost): Promise<T>;
 }

@@ -7,6 +7,7 @@ import type { AttemptContext } from '../types.js';
 /** What a Context needs of its call. */
 export interface ContextOwner {
   signalFor(attempt: number): AbortSignal;
+  progressed(ctx: Context): void;
   attemptResolved(ctx: Context, value: unknown): void;
   attemptRejected(ctx: Context, error: unknown): void;
 }
@@ -30,6 +31,15 @@ export class Context implements AttemptContext {
 
   get signal(): AbortSignal {
     return this.#run.signalFor(this.attempt);
+  }
+
+  /** A plain attempt is one request: its only copy. */
+  get copy(): number {
+    return 1;
+  }
+
+  progress(): void {
+    this.#run.progressed(this);
   }
 }
 

@@ -45,6 +45,15 @@ export interface FailedAttempt {
 }
 
 /**
+ * Where the call's last progress left it (see `AttemptContext.progress`): the attempts made
+ * and the milliseconds spent before the current run began. The limits count from there.
+ */
+export interface Progress {
+  readonly attempts: number;
+  readonly elapsedMs: number;
+}
+
+/**
  * Decides what follows `failed` under `config`. `wallNowMs` is the wall-clock time an HTTP-date
  * `Retry-After` is measured from when the error's headers carry no `Date`.
  *
@@ -54,20 +63,23 @@ export interface FailedAttempt {
  * gives up now instead. User code it calls (`budget.canRetry`, `rng`) may throw: the loop
  * settles the call with that error.
  */
-export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: number): Decision {
+export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: number, progressAt?: Progress): Decision {
   const { error, attempt, elapsedMs, value } = failed;
   if (!failed.transient) return giveUp('not-retryable', error);
   if (!failed.idempotent) return giveUp('not-idempotent', error);
-  if (attempt >= config.maxAttempts) return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
+  // The limits count from the last progress; the errors say the call's attempts and time.
+  const runAttempt = attempt - (progressAt?.attempts ?? 0);
+  const runElapsedMs = elapsedMs - (progressAt?.elapsedMs ?? 0);
+  if (runAttempt >= config.maxAttempts) return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
   if (config.budget !== undefined && !config.budget.canRetry()) {
     return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
   }
-  let delayMs = delayFor(attempt - 1, config, config.rng);
+  let delayMs = delayFor(runAttempt - 1, config, config.rng);
   const hintMs = retryAfterMsOf(error, wallNowMs);
   if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
   // fractional delay (jitter makes them) is rounded up to the next millisecond.
-  if (elapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
+  if (runElapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
     return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error, value));
   }
   return { action: 'wait', delayMs };

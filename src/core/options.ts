@@ -5,6 +5,7 @@
 import { isTransient } from '../classify/predicates.js';
 import type {
   AttemptContext,
+  AttemptMode,
   AttemptThrottle,
   BackoffPolicy,
   GiveUpEvent,
@@ -47,6 +48,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
   readonly unref: boolean;
+  /** How each attempt is made; undefined for one request per attempt. */
+  readonly hedge: AttemptMode | undefined;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -80,7 +83,7 @@ const SIGNAL_METHODS = ['addEventListener', 'removeEventListener'];
 const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null;
 
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
-const RULES: FieldRules = {
+export const RETRY_RULES: FieldRules = {
   backoff: { ok: isObject, rule: 'be an object' },
   maxAttempts: {
     ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1),
@@ -100,6 +103,7 @@ const RULES: FieldRules = {
   throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
   rng: FUNCTION,
   unref: { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' },
+  hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
 };
 
 /**
@@ -124,8 +128,9 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     throttle: undefined,
     rng: undefined,
     unref: undefined,
+    hedge: undefined,
   };
-  checkOptions(where, options, RULES, o);
+  checkOptions(where, options, RETRY_RULES, o);
   const config = makeConfig(
     o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, `${where}: options.backoff`, DEFAULT_BACKOFF),
     o.maxAttempts ?? Infinity,
@@ -142,6 +147,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     o.throttle,
     o.rng ?? Math.random,
     o.unref ?? false,
+    o.hedge,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError(`${where}: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up`);
@@ -167,6 +173,7 @@ function makeConfig(
   throttle: AttemptThrottle | undefined,
   rng: () => number,
   unref: boolean,
+  hedge: AttemptMode | undefined,
 ): RetryConfig {
   return {
     initialDelayMs,
@@ -187,6 +194,7 @@ function makeConfig(
     throttle,
     rng,
     unref,
+    hedge,
   };
 }
 
@@ -213,6 +221,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   Math.random,
   false,
+  undefined,
 );
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */

@@ -38,6 +38,22 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   return start(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options as RetryOptions), startedAt);
 }
 
+/**
+ * The engine's entry for the library's own adapters (retryFetch, uploads): starts a call of
+ * `fn` and returns its run, which can be reopened for a further run, with the promise of its
+ * first outcome. Option errors name `where`. @internal
+ */
+export function startCall<T>(
+  fn: (ctx: AttemptContext) => T | PromiseLike<T>,
+  options: RetryOptions<NoInfer<T>>,
+  where: string,
+): { readonly run: Run<T>; readonly settled: Promise<T> } {
+  const startedAt = steadyNow();
+  const run = new Run<T>(fn, validateOptions(options as RetryOptions, where), startedAt);
+  run.start();
+  return { run, settled: Promise.resolve(run as unknown as PromiseLike<T>) };
+}
+
 /** Starts a Run of `fn` under a configuration read already, and hands its outcome over. */
 function start<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number): Promise<T> {
   const run = new Run<T>(fn, config, startedAt);

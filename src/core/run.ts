@@ -1,10 +1,10 @@
 /**
- * One `retry()` call as a state machine. It holds no policy: after a failed attempt it records
- * the outcome where the caller asked (throttle, budget) and asks decide() what follows.
+ * The engine: one call as a state machine. It holds no policy: after a failed attempt it
+ * records the outcome where the caller asked (throttle, budget) and asks decide() what follows.
  *
- *                  start
- *                    │
- *                    ▼          value (hooks ok)
+ *                  start                      reopen (a further run)
+ *                    │                            │
+ *                    ▼          value (hooks ok)  │
  *   ┌──────────▶ attempting ─────────────────────▶ succeeded
  *   │                │  │
  *   │     failed or  │  │ give up (decide), deadline overrun, caller's abort,
@@ -14,9 +14,16 @@
  *   └─ sleep ended ─ sleeping ──────────────────────────┘
  *                             deadline reached while asleep
  *
- * `succeeded` and `failed` are final; every entry point checks `#settled()` first. The common
- * case, a first attempt that succeeds, costs the run, its context, two small bound reactions,
- * one clock read and one microtask: no timer, no AbortController.
+ * An attempt is plain (`fn` called once) or made by a mode (mode.ts: hedged copies); either
+ * way it settles once and is judged here. A call is one run of attempts, or several: progress
+ * (`ctx.progress()`, an upload's bytes persisted) starts a new run within the attempt, and a
+ * succeeded call can be reopened for a further run (a download whose body broke). The limits
+ * (deadlineMs, maxAttempts, attemptTimeoutMs) count from the start of the current run; the
+ * attempt numbers, the hooks and the errors are the call's.
+ *
+ * `succeeded` and `failed` are final for a run; every entry point checks `#settled()` first.
+ * The common case, a first attempt that succeeds, costs the run, its context, two small bound
+ * reactions, one clock read and one microtask: no timer, no AbortController.
  *
  * Every entry point from outside (the adoption job, the timer, the caller's abort, an attempt's
  * outcome) either settles the call or leaves it running; none throws, whatever user code does
@@ -26,23 +33,35 @@ import { RetryError, TimeoutError } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
-import type { AttemptContext, GiveUpReason } from '../types.js';
+import type { AttemptContext, AttemptHost, AttemptThrottle, GiveUpReason, RetryBudget } from '../types.js';
+import { answerOf } from '../util/check.js';
 import { Context, listen } from './context.js';
 import { decide, isIdempotent, isWorthRetrying } from './decide.js';
 import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
-import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 import type { RetryConfig } from './options.js';
+import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
+
+/** What a call needs beyond its first run, made on first need. */
+interface RunState {
+  /** Attempts made before the current run began. */
+  base: number;
+  /** When the current run began, on the steadyNow() clock. */
+  startedAt: number;
+  /** The error a mode asked the retry policy about, and its answer (asked once per error). */
+  askedAbout: unknown;
+  answer: boolean;
+}
 
 /**
  * The state of one call: its own timer-queue entry and abort watcher (a call allocates no timer,
  * listener or bound function of its own), in private fields the attempt context never exposes.
  */
-export class Run<T> implements Timed, AbortWatcher {
+export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   dueAt = 0;
   slot = NOT_QUEUED;
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
-  /** When retry() was called, on the steadyNow() clock. */
+  /** When the call began, on the steadyNow() clock. */
   readonly #startedAt: number;
   /** Whether the limit queued for the running attempt is the deadline (else its timeout). */
   #stopIsDeadline = false;
@@ -55,8 +74,9 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The returned promise's settle functions, once the engine has handed them over. */
   #resolve: ((value: T) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
-  readonly #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
-  readonly #config: RetryConfig;
+  #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
+  #config: RetryConfig;
+  #more: RunState | undefined = undefined;
 
   constructor(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number) {
     this.#fn = fn;
@@ -68,23 +88,44 @@ export class Run<T> implements Timed, AbortWatcher {
   get unref(): boolean {
     return this.#config.unref;
   }
+  /** The call's budget, for a mode's extra copies. */
+  get budget(): RetryBudget | undefined {
+    return this.#config.budget;
+  }
+  /** The call's throttle, for a mode's extra copies. */
+  get throttle(): AttemptThrottle | undefined {
+    return this.#config.throttle;
+  }
 
   #settled(): boolean {
     return this.#phase >= SUCCEEDED;
   }
 
+  /** When the current run began: the limits count from there. */
+  #runStart(): number {
+    return this.#more?.startedAt ?? this.#startedAt;
+  }
+
+  #state(): RunState {
+    this.#more ??= { base: 0, startedAt: this.#startedAt, askedAbout: undefined, answer: false };
+    return this.#more;
+  }
+
   start(): void {
     try {
-      const { signal } = this.#config;
-      if (signal !== undefined) {
-        if (signal.aborted) return this.#fail(signal.reason, 'aborted');
-        watchAbort(signal, this);
-      }
-      this.#runAttempt(this.#startedAt);
+      this.#watch();
+      if (!this.#settled()) this.#runAttempt(this.#startedAt);
     } catch (error) {
       // A throttle that throws, a signal whose addEventListener throws: that call fails.
       this.#fail(error, 'not-retryable');
     }
+  }
+
+  #watch(): void {
+    const { signal } = this.#config;
+    if (signal === undefined) return;
+    if (signal.aborted) return this.#fail(signal.reason, 'aborted');
+    watchAbort(signal, this);
   }
 
   /**
@@ -100,6 +141,38 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#startedAt);
   }
 
+  /**
+   * A further run of a succeeded call, made of `fn`'s attempts: `broken` is how the call's
+   * answer failed after all (judged as the run's first failed attempt), or undefined to send
+   * the next attempt at once. `signal` replaces the call's; onSuccess and onGiveUp, which ran
+   * when the call settled, do not run again. The attempt numbers go on from the call's; with
+   * `progressed` (the answer delivered something a retry keeps) the limits count afresh.
+   */
+  reopen(fn: (ctx: AttemptContext) => T | PromiseLike<T>, broken: unknown, signal: AbortSignal | undefined, progressed: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#fn = fn;
+      this.#config = { ...this.#config, signal, onSuccess: undefined, onGiveUp: undefined };
+      this.#resolve = resolve;
+      this.#reject = reject;
+      this.#phase = ATTEMPTING;
+      const t = steadyNow();
+      if (progressed) {
+        // The run that ends in `broken` began with the attempt that made the progress.
+        const state = this.#state();
+        state.startedAt = t;
+        state.base = broken === undefined ? this.#attempt : this.#attempt - 1;
+      }
+      try {
+        this.#watch();
+        if (this.#settled()) return;
+        if (broken === undefined) return this.#runAttempt(t);
+        this.#judge(broken, new Context(this, this.#attempt, t - this.#startedAt, this.#config.deadlineMs - (t - this.#runStart())), t);
+      } catch (error) {
+        this.#fail(error, 'not-retryable');
+      }
+    });
+  }
+
   /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
@@ -110,13 +183,14 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#controller = undefined;
     // A literal 0 for the first attempt: a computed 0.0 would be a separately allocated number.
     const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
-    const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - elapsedMs);
+    const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - (t - this.#runStart()));
     // A later attempt starts from a timer, with the clock read: queue its limit before anything
     // (fn, or a thenable calling back at once) can settle the attempt.
     if (attempt > 1) this.#queueStop(t);
     let result: T | PromiseLike<T>;
     try {
-      result = this.#fn(ctx);
+      const { hedge } = config;
+      result = hedge === undefined ? this.#fn(ctx) : hedge.run(this.#fn, ctx, this);
     } catch (error) {
       // fn may have aborted the caller's signal, which settled the call: its outcome comes too late.
       if (this.#settled()) return;
@@ -127,7 +201,7 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
-  #isCurrent(ctx: Context): boolean {
+  #isCurrent(ctx: AttemptContext): boolean {
     return this.#attempt === ctx.attempt && this.#phase === ATTEMPTING;
   }
 
@@ -142,9 +216,23 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#isCurrent(ctx)) this.#judge(error, ctx, steadyNow());
   }
 
+  /** The running attempt made progress: a new run begins, and its limits count from now. */
+  progressed(ctx: AttemptContext): void {
+    if (!this.#isCurrent(ctx)) return;
+    const t = steadyNow();
+    const state = this.#state();
+    state.base = this.#attempt - 1;
+    state.startedAt = t;
+    // The first attempt's limit may not be queued yet (`then` queues it); a later one's is.
+    if (this.slot !== NOT_QUEUED) {
+      unschedule(this);
+      this.#queueStop(t);
+    }
+  }
+
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first. */
   #queueStop(attemptStart: number): void {
-    const deadline = this.#startedAt + this.#config.deadlineMs;
+    const deadline = this.#runStart() + this.#config.deadlineMs;
     const timeout = attemptStart + this.#config.attemptTimeoutMs;
     this.#stopIsDeadline = deadline <= timeout;
     schedule(this, this.#stopIsDeadline ? deadline : timeout);
@@ -164,15 +252,17 @@ export class Run<T> implements Timed, AbortWatcher {
 
   #sleepEnded(t: number): void {
     // A timer can fire late; an attempt started at or past the deadline could only overrun it.
-    const elapsedMs = t - this.#startedAt;
-    if (elapsedMs >= this.#config.deadlineMs)
+    if (t - this.#runStart() >= this.#config.deadlineMs) {
+      const elapsedMs = t - this.#startedAt;
       return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
+    }
     this.#runAttempt(t);
   }
 
   #attemptOverran(t: number): void {
     const config = this.#config;
     const atDeadline = this.#stopIsDeadline;
+    const elapsedMs = t - this.#startedAt;
     // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
     // timeout must not, or a stale Retry-After on that error would stretch the next delay.
     const timeout = atDeadline
@@ -182,12 +272,10 @@ export class Run<T> implements Timed, AbortWatcher {
       : new TimeoutError(`attempt ${this.#attempt} timed out after ${config.attemptTimeoutMs} ms`);
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
-    if (atDeadline)
-      return this.#fail(new RetryError('deadline', this.#attempt, t - this.#startedAt, timeout), 'deadline', t - this.#startedAt);
+    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
     // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
     if (this.#settled()) return;
-    const elapsedMs = t - this.#startedAt;
-    this.#judge(timeout, new Context(this, this.#attempt, elapsedMs, config.deadlineMs - elapsedMs), t);
+    this.#judge(timeout, new Context(this, this.#attempt, elapsedMs, config.deadlineMs - (t - this.#runStart())), t);
   }
 
   /** Called when the caller's signal aborts. The attempt it cut short is recorded nowhere. */
@@ -195,6 +283,31 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#settled()) return;
     this.#controller?.abort(reason);
     this.#fail(reason, 'aborted');
+  }
+
+  /** AttemptHost: the retry policy's answer for a mode, remembered for the attempt's judgement. */
+  isTransient(error: unknown, ctx: AttemptContext): boolean {
+    const answer = isWorthRetrying(this.#config, ctx, error);
+    const state = this.#state();
+    state.askedAbout = error;
+    state.answer = answer;
+    return answer;
+  }
+
+  /** AttemptHost: whether the idempotency rule lets the request go out again (no failure yet). */
+  mayResend(ctx: AttemptContext): boolean {
+    const { idempotent } = this.#config;
+    return typeof idempotent === 'function' ? answerOf('retry', 'idempotent', idempotent(ctx, undefined)) : idempotent;
+  }
+
+  /** Whether the retry policy calls `error` transient: a mode's answer when it asked already. */
+  #transient(error: unknown, ctx: AttemptContext, returned: { value: unknown } | undefined): boolean {
+    const state = this.#more;
+    if (returned === undefined && state !== undefined && state.askedAbout === error && error !== undefined) {
+      state.askedAbout = undefined;
+      return state.answer;
+    }
+    return isWorthRetrying(this.#config, ctx, error, returned);
   }
 
   /**
@@ -210,7 +323,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const elapsedMs = t - this.#startedAt;
     let decision: ReturnType<typeof decide>;
     try {
-      const transient = isWorthRetrying(config, ctx, error, returned);
+      const transient = this.#transient(error, ctx, returned);
       // It may have aborted the caller's signal, which settled the call: nothing is recorded.
       if (this.#settled()) return;
       let idempotent = false;
@@ -225,7 +338,13 @@ export class Run<T> implements Timed, AbortWatcher {
         config.budget?.record(false);
         if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
       }
-      decision = decide({ error, value: this.#lastValue, transient, attempt: this.#attempt, elapsedMs, idempotent }, config);
+      const run = this.#more;
+      decision = decide(
+        { error, value: this.#lastValue, transient, attempt: this.#attempt, elapsedMs, idempotent },
+        config,
+        undefined,
+        run === undefined ? undefined : { attempts: run.base, elapsedMs: run.startedAt - this.#startedAt },
+      );
     } catch (policyError) {
       // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
       return this.#fail(policyError, 'not-retryable');

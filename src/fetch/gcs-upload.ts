@@ -9,10 +9,8 @@
 import { describe } from '../util/check.js';
 import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
 import { optionsBag } from '../presets/preset.js';
-import type { AttemptContext, GiveUpEvent, SuccessEvent } from '../types.js';
-import { callHook } from '../core/hooks.js';
-import { steadyNow } from '../runtime/clock.js';
-import { retry } from '../core/retry.js';
+import type { AttemptContext } from '../types.js';
+import { startCall } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
@@ -146,12 +144,7 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   if (typeof send !== 'function') throw new TypeError(`gcsResumableUpload: options.fetch must be a function, got ${describe(send)}`);
   refuseRetryOnResult('gcsResumableUpload: options', overrides);
   const data = bytesOf(body);
-  const startedAt = steadyNow();
-  const { onSuccess, onGiveUp, retryable, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
-  // The hooks are the upload's, not each chunk run's: onSuccess once when the last chunk is in,
-  // onGiveUp once when the upload fails, each with the attempts of every run so far.
-  let attempts = 0;
-  let gaveUp: GiveUpEvent | undefined;
+  const { retryable, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
   const policy = {
     ...common,
     idempotent: true,
@@ -159,12 +152,6 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     // limits, whatever the caller's predicate knows of HTTP statuses.
     retryable: (error: unknown, ctx?: AttemptContext) =>
       (error instanceof GcsUploadError && error.reason === 'no-progress') || (retryable?.(error, ctx) ?? true),
-    onSuccess: (event: SuccessEvent) => {
-      attempts += event.attempts;
-    },
-    onGiveUp: (event: GiveUpEvent) => {
-      gaveUp = event;
-    },
   };
   const total = data.size;
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
@@ -176,34 +163,18 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   // is a failed attempt, so a session that keeps nothing (or keeps going back) runs out of
   // attempts or time instead of being sent the same bytes forever.
   let persisted = 0;
-  const elapsed = (): number => Math.round(steadyNow() - startedAt);
-  try {
-    for (;;) {
-      const res = await runChunk();
-      if (res.status !== 308) {
-        if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs: elapsed(), value: res });
-        return res;
-      }
-    }
-  } catch (error) {
-    // A run that gave up told why; anything else (a protocol error between runs) is not retried.
-    const run = gaveUp?.error === error ? gaveUp : undefined;
-    const event = { reason: run?.reason ?? 'not-retryable', error, attempts: attempts + (run?.attempts ?? 0), elapsedMs: elapsed() };
-    if (onGiveUp !== undefined) callHook(onGiveUp, event);
-    throw error;
-  }
 
-  /** One run per stretch of progress: its first attempt sends from the offset known; a retry first asks. */
-  function runChunk(): Promise<Response> {
-    return retry(async (ctx) => {
-      if (ctx.attempt > 1) {
-        const status = await put(ctx, `bytes */${total}`);
-        // Complete already (the last chunk's answer was lost): nothing says what was sent but the size.
-        if (status.status === 200 || status.status === 201) return complete(status, total, total);
-        if (status.status !== 308) failure(status);
-        offset = persistedOf(status, total);
-        cancelBody(status);
-      }
+  /** One attempt: after a failure, first asks the session how far it got; then sends chunk after chunk. */
+  const upload = async (ctx: AttemptContext): Promise<Response> => {
+    if (ctx.attempt > 1) {
+      const status = await put(ctx, `bytes */${total}`);
+      // Complete already (the last chunk's answer was lost): nothing says what was sent but the size.
+      if (status.status === 200 || status.status === 201) return complete(status, total, total);
+      if (status.status !== 308) failure(status);
+      offset = persistedOf(status, total);
+      cancelBody(status);
+    }
+    for (;;) {
       const end = Math.min(offset + (chunk as number), total);
       const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
@@ -213,9 +184,11 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       cancelBody(answer);
       if (offset <= persisted) throw noProgress(answer, persisted, total);
       persisted = offset;
-      return answer;
-    }, policy);
-  }
+      // Bytes persisted are kept whatever fails next: the limits count from here.
+      ctx.progress();
+    }
+  };
+  return startCall(upload, policy, 'gcsResumableUpload').settled;
 }
 
 /** A body's size and a way to cut it, without copying. */

@@ -15,12 +15,12 @@ import { cancelBody, ignore } from './responses.js';
 /** What retryFetch lends the resume machinery: how to run attempts and send one range request. */
 export interface ResumeDriver {
   /**
-   * Runs `attempt` under the call's retry policy (its remaining deadline and attempts), as the
-   * retries of the attempt whose body broke with `broken`; with `broken` undefined, the first
-   * attempt is sent at once, as the continuation of the same attempt (a part ended short of the
-   * whole, which is no failure).
+   * Runs `attempt` as a further run of the call: the retries of the attempt whose body broke
+   * with `broken`; with `broken` undefined, the first attempt is sent at once, as the
+   * continuation of the same attempt (a part ended short of the whole, which is no failure).
+   * `progressed`: bytes arrived since the last run began, so the limits count afresh.
    */
-  run(broken: unknown, attempt: (ctx: AttemptContext) => Promise<Response>): Promise<Response>;
+  run(broken: unknown, attempt: (ctx: AttemptContext) => Promise<Response>, progressed: boolean): Promise<Response>;
   /** Sends the request again with `headers` added and, when given, `generation` in its query. */
   send(headers: Record<string, string>, generation: string | undefined, ctx: AttemptContext): Promise<Response>;
   /** True once the reader's own signal aborted or it cancelled the body: then a break is final. */
@@ -71,6 +71,8 @@ interface ResumingReader {
 function resumingReader(first: Response, driver: ResumeDriver, method: string): ResumingReader {
   const progress = trackDownload(first);
   let reader = (first.body as ReadableStream<Uint8Array>).getReader();
+  // Bytes received when the last run began: only bytes past it are progress.
+  let receivedAtRun = 0;
   /** Asks for the rest after `broken` (undefined: a part ended short) and reads on from its answer. */
   const resume = async (broken: unknown): Promise<void> => {
     if (progress.received > 0 && !progress.pinned) {
@@ -81,12 +83,18 @@ function resumingReader(first: Response, driver: ResumeDriver, method: string): 
         broken,
       );
     }
-    const next = await driver.run(broken, async (ctx) => {
-      const { headers, generation } = progress.rest();
-      const res = await driver.send(headers, generation, ctx);
-      accept(progress, res, method, progress.received === 0);
-      return res;
-    });
+    const progressed = progress.received > receivedAtRun;
+    receivedAtRun = progress.received;
+    const next = await driver.run(
+      broken,
+      async (ctx) => {
+        const { headers, generation } = progress.rest();
+        const res = await driver.send(headers, generation, ctx);
+        accept(progress, res, method, progress.received === 0);
+        return res;
+      },
+      progressed,
+    );
     // (Cancelled while the answer was on its way, the run rejects instead and the answer's body
     // is cancelled where it arrives: retryFetch discards the response of an aborted attempt.)
     reader = (next.body as ReadableStream<Uint8Array>).getReader();

@@ -4,17 +4,14 @@
  * failures, which requests are safe to send again (request-plan.ts), and what becomes of the
  * responses that are not returned (responses.ts).
  */
-import { answerOf, describe } from '../util/check.js';
-import { hedge } from '../fleet/hedge.js';
+import { describe } from '../util/check.js';
 import { notSent } from '../classify/not-sent.js';
 import type { RetryPredicate } from '../types.js';
 import { isTransient } from '../classify/predicates.js';
-import { DEFAULT_DEADLINE_MS } from '../core/options.js';
 import type { AttemptContext } from '../types.js';
 import { ResumeError, RetryError } from '../errors.js';
-import { retry } from '../core/retry.js';
-import { steadyNow } from '../runtime/clock.js';
-import { type RetryFetchOptions, asOwnError, readFetchOptions } from './fetch-options.js';
+import { startCall } from '../core/retry.js';
+import { type RetryFetchOptions, readFetchOptions } from './fetch-options.js';
 import { HttpStatusError } from '../errors.js';
 import { type RequestPlan, planRequest } from './request-plan.js';
 import { eitherSignal } from './either-signal.js';
@@ -99,11 +96,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     held = undefined;
   };
 
-  const startedAt = steadyNow();
   const resumable = resume !== false && plan.method === 'GET' && plan.headers?.has('range') !== true;
-  // Attempts made so far, the resumes' included: the resumes are retries of the call.
-  let attempts = 0;
-  let firstOfRun = 1;
 
   /** One request: the caller's, or (resuming) with `extra` headers and a generation in its query. */
   const sendOnce = async (ctx: AttemptContext, extra?: Record<string, string>, generation?: string): Promise<Response> => {
@@ -131,17 +124,6 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
     return response;
   };
-
-  /**
-   * `run`, counting retry()'s attempts. Counted here, not per request: a hedged attempt is one
-   * attempt of the call however many copies it sends (hedge() numbers its copies 1, 2…).
-   */
-  const counted =
-    (run: (ctx: AttemptContext) => Promise<Response>) =>
-    (ctx: AttemptContext): Promise<Response> => {
-      attempts = firstOfRun + ctx.attempt - 1;
-      return run(ctx);
-    };
 
   // Hedged copies race to the end of their bodies: they do not share one partial body.
   const buffer = bufferBody === true && resumable && hedging === undefined ? bodyBuffer() : undefined;
@@ -190,54 +172,20 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const idempotent = (ctx: AttemptContext, error: unknown): boolean =>
     plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
 
-  // A hedged attempt is a race of copies; retry() judges the last failure as a single attempt's
-  // (hedge() wraps it in a RetryError). A copy is a resend before any failure: the call's rule is
-  // asked first (this attempt's context, no error), and `maxAttempts: 1` is one request, always.
-  const hedged = async (ctx: AttemptContext): Promise<Response> => {
-    const once = retryOptions.maxAttempts === 1 || !plan.replayable;
-    const safe = !once && (typeof rule === 'function' ? answerOf('retryFetch', 'idempotent', rule(ctx, undefined)) : rule);
-    return hedge(attempt, { ...hedging, signal: ctx.signal, deadlineMs: Infinity, retryable, idempotent: safe }).catch((error: unknown) => {
-      throw error instanceof RetryError ? error.cause : error;
-    });
-  };
-  const readOnly = plan.method === 'GET' || plan.method === 'HEAD';
+  // A copy is a resend before any failure: only GET and HEAD are copied, and `maxAttempts: 1`
+  // is one request, always. The engine asks the idempotency rule before the first copy.
+  const hedgeMode = hedging !== undefined && (plan.method === 'GET' || plan.method === 'HEAD') && retryOptions.maxAttempts !== 1 ? hedging : undefined;
 
-  /** Resumes run as retries of the call: its remaining attempts and deadline, its signals. */
+  /** Resumes are further runs of the call: its policies, attempt numbers and hooks; a signal of their own. */
   const resumeDriver = (): ResumeDriver => {
     const stop = new AbortController();
     return {
-      run: async (broken, resumed) => {
-        const elapsedMs = steadyNow() - startedAt;
-        const deadlineMs = (retryOptions.deadlineMs ?? DEFAULT_DEADLINE_MS) - elapsedMs;
-        if (!(deadlineMs > 0)) throw new RetryError('deadline', attempts, elapsedMs, broken);
-        firstOfRun = attempts;
-        const base = attempts;
+      run: async (broken, resumed, progressed) => {
         const caller = eitherSignal(plan.callerSignal, userSignal);
         const either = eitherSignal(caller.signal, stop.signal);
-        // The run's attempt n is the call's attempt base + n - 1; hooks and errors say the call's.
-        const { onRetry } = retryOptions;
         try {
-          const next = await retry(
-            // A break is the run's failed first attempt; a continuation (nothing broke) sends at once.
-            counted((ctx) => (ctx.attempt === 1 && broken !== undefined ? Promise.reject(broken) : resumed(ctx))),
-            {
-              ...retryOptions,
-              maxAttempts: (retryOptions.maxAttempts ?? Infinity) - base + 1,
-              deadlineMs,
-              retryable,
-              idempotent,
-              signal: either.signal,
-              onRetry: onRetry && ((e) => onRetry({ ...e, attempt: base + e.attempt - 1, elapsedMs: steadyNow() - startedAt })),
-              // The call has already resolved (with the response whose body broke): its onSuccess
-              // or onGiveUp ran then, once, and a resume does not call them again.
-              onSuccess: undefined,
-              onGiveUp: undefined,
-            },
-          );
-          return handOver(next, plan.callerSignal);
-        } catch (error) {
-          if (!(error instanceof RetryError)) throw error;
-          throw new RetryError(error.reason, base + error.attempts - 1, steadyNow() - startedAt, error.cause);
+          // A continuation (nothing broke) sends at once; a break is judged as the run's failure.
+          return handOver(await call.run.reopen(resumed, broken, either.signal, progressed), plan.callerSignal);
         } finally {
           either.dispose();
           caller.dispose();
@@ -250,20 +198,17 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   };
 
   const callSignal = eitherSignal(plan.callerSignal, userSignal);
-  let call: Promise<Response>;
+  let call: ReturnType<typeof startCall<Response>>;
   try {
-    call = retry(counted(hedging !== undefined && readOnly ? hedged : attempt), {
-      ...retryOptions,
-      retryable,
-      idempotent,
-      signal: callSignal.signal,
-    });
+    const { signal } = callSignal;
+    const options = { ...retryOptions, retryable, idempotent, ...(signal && { signal }), ...(hedgeMode && { hedge: hedgeMode }) };
+    call = startCall(attempt, options, 'retryFetch');
   } catch (error) {
-    // Bad options: retry() threw before the call began, so nothing will dispose of the listeners.
+    // Bad options: the engine threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
-    throw asOwnError(error);
+    throw error;
   }
-  return call.then(
+  return call.settled.then(
     (response) => {
       callSignal.dispose();
       // A hedged copy that failed while another won may still hold its response.

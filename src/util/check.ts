@@ -138,3 +138,6 @@ export function unknownOption(where: string, key: string, rules: FieldRules): Ty
 
 /** Rules many modules share. */
 export const FUNCTION: FieldRule = { ok: isFunction, rule: 'be a function' };
+
+/** A boolean option. */
+export const BOOLEAN: FieldRule = { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' };

@@ -163,7 +163,7 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
   });
 
-  it('calls onSuccess once for the whole upload, not once per chunk, counting every chunk’s attempts', async () => {
+  it('calls onSuccess once for the whole upload, counting the call’s attempts (a chunk is not an attempt)', async () => {
     const KiB256 = 256 * KiB;
     let persisted = 0;
     let puts = 0;
@@ -185,7 +185,8 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     });
     expect(res.status).toBe(200);
     expect(successes).toHaveLength(1);
-    expect(successes[0]).toMatchObject({ attempts: 4, value: res });
+    // Attempt 1 sent chunk 1 and lost chunk 2; attempt 2 asked, then sent chunks 2 and 3.
+    expect(successes[0]).toMatchObject({ attempts: 2, value: res });
     expect(giveUps).toEqual([]);
     // Failing: onGiveUp once, with the reason of the run that gave up, and no onSuccess before it.
     const failing: typeof fetch = async () =>
@@ -203,7 +204,8 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error).toBeInstanceOf(RetryError);
     expect(successes).toHaveLength(1);
     expect(giveUps).toHaveLength(1);
-    expect(giveUps[0]).toMatchObject({ reason: 'attempts', error, attempts: 3 });
+    // Attempt 1 persisted a chunk (progress), then failed; attempt 2 failed too: two since progress.
+    expect(giveUps[0]).toMatchObject({ reason: 'attempts', error, attempts: 2 });
   });
 
   it('refuses retryOnResult, naming the field, rather than judging each 308 with it', async () => {

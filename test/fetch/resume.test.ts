@@ -161,22 +161,33 @@ describe('retryFetch resumes a broken download on loopback', () => {
     expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${100 * KiB}-`, `bytes=${110 * KiB}-`]);
   });
 
-  it('counts resumes as attempts: out of attempts, the stream fails with RetryError "attempts", onRetry told each break', async () => {
+  it('counts failures since the last progress: breaks that each bring new bytes never use up the attempts', async () => {
     const tb = await bench('a', pattern(300 * KiB));
     tb.downloadFaults.push({ breakAfter: 10 * KiB }, { breakAfter: 10 * KiB }, { breakAfter: 10 * KiB });
+    const events: RetryEvent[] = [];
+    const res = await retryFetch(tb.mediaUrl('a'), undefined, { ...quick, maxAttempts: 2, onRetry: (e) => events.push(e) });
+    expect(Buffer.from(await res.arrayBuffer()).equals(pattern(300 * KiB))).toBe(true);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${10 * KiB}-`, `bytes=${20 * KiB}-`, `bytes=${30 * KiB}-`]);
+    // Numbered as the call's attempts: the breaks of attempts 1, 2 and 3 were retried.
+    expect(events.map((e) => [e.attempt, (e.error as Error).message])).toEqual([
+      [1, 'terminated'],
+      [2, 'terminated'],
+      [3, 'terminated'],
+    ]);
+  });
+
+  it('out of attempts without progress: the stream fails with RetryError "attempts", numbered as the call\'s', async () => {
+    const tb = await bench('a', pattern(300 * KiB));
+    tb.downloadFaults.push({ breakAfter: 10 * KiB }, { breakAfter: 0 }, { breakAfter: 0 });
     const events: RetryEvent[] = [];
     const res = await retryFetch(tb.mediaUrl('a'), undefined, { ...quick, maxAttempts: 3, onRetry: (e) => events.push(e) });
     const error = (await rejection(res.arrayBuffer())) as RetryError;
     expect(error).toBeInstanceOf(RetryError);
     expect(error.reason).toBe('attempts');
     expect((error.cause as Error).message).toBe('terminated');
-    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${10 * KiB}-`, `bytes=${20 * KiB}-`]);
+    expect(gets(tb).map((g) => g.range)).toEqual([null, `bytes=${10 * KiB}-`, `bytes=${10 * KiB}-`]);
     expect(error.attempts).toBe(3);
-    // Numbered as the call's attempts: the breaks of attempts 1 and 2 were retried.
-    expect(events.map((e) => [e.attempt, (e.error as Error).message])).toEqual([
-      [1, 'terminated'],
-      [2, 'terminated'],
-    ]);
+    expect(events.map((e) => e.attempt)).toEqual([1, 2]);
   });
 
   it('with resume: false, hands the broken body over as fetch does', async () => {
@@ -445,13 +456,20 @@ describe('retryFetch resume in virtual time', () => {
     expect(ranges).toEqual([null, 'bytes=5-']);
   });
 
-  it('keeps the call\'s deadline: a break after it fails the stream with RetryError "deadline", no request sent', async () => {
-    let calls = 0;
-    const fn: typeof fetch = async () => {
-      calls++;
+  /** A 20-byte body (ETag "v1") that sends `first` bytes, then breaks 2 s later; a resume gets the rest. */
+  function slowBreak(first: number) {
+    const calls: Headers[] = [];
+    const fn: typeof fetch = async (_input, init) => {
+      calls.push(new Headers(init?.headers));
+      if (calls.length > 1) {
+        return new Response(new Uint8Array(10), {
+          status: 206,
+          headers: { etag: '"v1"', 'content-range': 'bytes 10-19/20', 'content-length': '10' },
+        });
+      }
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new Uint8Array(10));
+          if (first > 0) controller.enqueue(new Uint8Array(first));
         },
         pull(controller) {
           // The break comes 2 s after the headers: past the 1 s deadline.
@@ -460,6 +478,21 @@ describe('retryFetch resume in virtual time', () => {
       });
       return new Response(body, { headers: { etag: '"v1"', 'content-length': '20' } });
     };
+    return { fn, calls };
+  }
+
+  it('counts the limits from the last progress: a break after the deadline, after bytes arrived, is resumed', async () => {
+    const { fn, calls } = slowBreak(10);
+    const res = await retryFetch('http://x.test/', undefined, { fetch: fn, deadlineMs: 1000, backoff: { jitter: 'none', initialDelayMs: 10 } });
+    const body = track(res.arrayBuffer());
+    await clock.tickAsync(2100);
+    expect(body.state).toBe('resolved');
+    expect((body.value as ArrayBuffer).byteLength).toBe(20);
+    expect(calls.map((h) => h.get('range'))).toEqual([null, 'bytes=10-']);
+  });
+
+  it('a break with no progress since the call began keeps its deadline: RetryError "deadline", no request sent', async () => {
+    const { fn, calls } = slowBreak(0);
     const res = await retryFetch('http://x.test/', undefined, { fetch: fn, deadlineMs: 1000 });
     const text = track(res.text());
     await clock.tickAsync(2000);
@@ -467,7 +500,7 @@ describe('retryFetch resume in virtual time', () => {
     const error = text.error as RetryError;
     expect(error).toBeInstanceOf(RetryError);
     expect(error.reason).toBe('deadline');
-    expect(calls).toBe(1);
+    expect(calls).toHaveLength(1);
   });
 });
 

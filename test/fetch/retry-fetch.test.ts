@@ -266,7 +266,7 @@ describe('retryFetch: options', () => {
 
   it('refuses retryOnResult, naming what to use instead', () => {
     expect(() => retryFetch('http://127.0.0.1:1/', undefined, { retryOnResult: () => true } as never)).toThrow(
-      /^retryFetch: options\.retryOnResult is not supported, got a function \(retryOnResult\): judge the status with options\.retryable/,
+      /^retryFetch: options\.retryOnResult must be left out \(judge the status with options\.retryable, an HttpStatusError, or call retry\(\) around fetch to poll a body\), got a function \(retryOnResult\)$/,
     );
   });
 
@@ -327,16 +327,16 @@ describe('retryFetch: options', () => {
     [{ bufferBody: 'yes' }, TypeError, 'retryFetch: options.bufferBody must be a boolean, got "yes"'],
     [{ retryable: 3 }, TypeError, 'retryFetch: options.retryable must be a function, got 3'],
     [{ idempotent: 'yes' }, TypeError, 'retryFetch: options.idempotent must be a boolean or a function, got "yes"'],
-    [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal, got {}'],
+    [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}'],
     // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
     [
       { signal: { aborted: false, addEventListener() {} } },
       TypeError,
-      'retryFetch: options.signal must be an AbortSignal, got {"aborted":false}',
+      'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {"aborted":false}',
     ],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
-    [{ retries: 3 }, TypeError, ', fetch, maxRetryAfterMs, bufferBody, hedge, resume)'],
+    [{ retries: 3 }, TypeError, 'unref, hedge, fetch, maxRetryAfterMs, bufferBody, resume)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', (options, Type, message) => {
@@ -632,8 +632,8 @@ describe('retryFetch with an injected fetch: edges', () => {
 
     it.each([
       ['x', 'retryFetch: options must be an object, got "x"'],
-      [{ signal: null }, 'retryFetch: options.signal must be an AbortSignal, got null'],
-      [{ signal: Object.assign(() => undefined, { aborted: false }) }, 'retryFetch: options.signal must be an AbortSignal, got a function'],
+      [{ signal: null }, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got null'],
+      [{ signal: Object.assign(() => undefined, { aborted: false }) }, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got a function'],
     ])('refuses options %j, naming the field', (options, message) => {
       expect(() => retryFetch('http://x.test/', undefined, options as RetryFetchOptions)).toThrow(message);
     });

@@ -1,0 +1,296 @@
+/**
+ * Hedging as a mode of an attempt ("The Tail at Scale", Dean and Barroso, CACM 2013; gRFC A6's
+ * hedging policy): when the request has not answered within a short delay, another copy goes
+ * out and whichever answers first is the attempt's answer. Copies race within ONE attempt of
+ * the call, so the call's deadline, backoff, attempt count, hooks and signal stay the engine's:
+ * when every copy fails, the attempt fails, and the engine waits and tries again as it would
+ * after any failed attempt.
+ *
+ * A hedged attempt is its own timer-queue entry (the next copy's moment) on the engine's clock.
+ */
+import { callHook } from '../core/hooks.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
+import { TimeoutError } from '../errors.js';
+import { steadyNow } from '../runtime/clock.js';
+import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
+import type { AttemptContext, AttemptHost, AttemptMode } from '../types.js';
+import { FUNCTION, type FieldRules, isFiniteNumber, readChecked } from '../util/check.js';
+import { type Hedger, hedgerCallStarted, hedgerDelay, hedgerState, hedgerTakeHedge } from './hedger.js';
+
+/**
+ * Passed to `onHedge` just before an extra copy of an attempt is sent.
+ *
+ * @example
+ * hedging({ delayMs: 50, onHedge: ({ attempt, copy, reason }) => metrics.count('hedge', { attempt, copy, reason }) });
+ */
+export interface HedgeEvent {
+  /** The attempt of the call the copy belongs to (1-based). */
+  readonly attempt: number;
+  /** The copy about to be sent: 2 for the first hedge of the attempt. */
+  readonly copy: number;
+  /** `'delay'`: the copies sent were slow; `'error'`: one failed with a transient error. */
+  readonly reason: 'delay' | 'error';
+  /** The transient error that triggered it, for reason `'error'`. */
+  readonly error: unknown;
+  /** The hedging delay of this attempt, in milliseconds. */
+  readonly delayMs: number;
+  /** Milliseconds since the call began. */
+  readonly elapsedMs: number;
+}
+
+/**
+ * How an attempt is hedged. `delayMs` or `hedger` sets the hedging delay.
+ *
+ * @example
+ * const options: HedgingOptions = { hedger: createHedger(), maxCopies: 2 };
+ * await retry(({ signal }) => fetch(url, { signal }), { hedge: hedging(options) });
+ */
+export interface HedgingOptions {
+  /** A fixed hedging delay in milliseconds (>= 0). Takes precedence over the hedger's adaptive one. */
+  delayMs?: number;
+  /** Shared adaptive delay and extra-load allowance (see `createHedger`). */
+  hedger?: Hedger;
+  /** Copies per attempt, the first included, so also the most in flight at once. Default 2. */
+  maxCopies?: number;
+  /** Called before each extra copy; an exception it throws, or an async one's rejection, is ignored. */
+  onHedge?: (event: HedgeEvent) => void;
+}
+
+/** The rules of hedging's own options (hedge() adds the call's). @internal */
+export const HEDGING_RULES: FieldRules = {
+  delayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
+  hedger: { ok: (v) => hedgerState(v) !== undefined, rule: 'come from createHedger()' },
+  maxCopies: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 1, rule: 'be a safe integer >= 1', range: true },
+  onHedge: FUNCTION,
+};
+
+/** The checked settings of a hedging mode. */
+interface Settings {
+  readonly delayMs: number | undefined;
+  readonly hedger: ReturnType<typeof hedgerState>;
+  readonly maxCopies: number;
+  readonly onHedge: ((event: HedgeEvent) => void) | undefined;
+}
+
+/**
+ * The hedging mode of an attempt, for `retry()`'s and `retryFetch()`'s `hedge` option. Within
+ * each attempt:
+ *
+ * - the first copy is sent at once; when no copy has answered after the hedging delay, another
+ *   is sent, up to `maxCopies`, all racing; the first success is the attempt's value and every
+ *   other copy's `ctx.signal` aborts (pass it on, so the losers free their sockets);
+ * - a copy's transient error sends the next copy at once; an error that is not transient fails
+ *   the attempt with that error at once; when no copy is running and none may be sent, the
+ *   attempt fails with the last error, which the call judges, backs off and retries as usual;
+ * - an error whose server asks to wait (`Retry-After`, gRPC pushback) sends no more copies;
+ * - only an operation the call's `idempotent` rule allows to be resent is copied, and each
+ *   extra copy needs the hedger's allowance, the budget's consent and the throttle's admission
+ *   (a refused copy is asked for again one delay later);
+ * - the delay is `delayMs`, or the hedger's percentile of recent latencies.
+ *
+ * Bad options throw a `TypeError`/`RangeError` naming the option, now.
+ *
+ * @example
+ * const hedger = createHedger({ percentile: 0.95, maxExtraLoad: 0.05 }); // one per backend
+ * const user = await retry(({ signal }) => fetchJson(`/users/${id}`, { signal }), { hedge: hedging({ hedger }) });
+ */
+export function hedging(options: HedgingOptions): AttemptMode {
+  return hedgingMode('hedging', readChecked('hedging', options, HEDGING_RULES) as HedgingOptions);
+}
+
+/** The mode for options `o`, checked already against HEDGING_RULES by `where`. @internal */
+export function hedgingMode(where: string, o: HedgingOptions): AttemptMode {
+  if (o.delayMs === undefined && o.hedger === undefined) {
+    throw new TypeError(`${where}: options.delayMs or options.hedger must be given (the hedging delay), got neither`);
+  }
+  const settings: Settings = { delayMs: o.delayMs, hedger: hedgerState(o.hedger), maxCopies: o.maxCopies ?? 2, onHedge: o.onHedge };
+  return Object.freeze({
+    run: <T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, ctx: AttemptContext, host: AttemptHost): Promise<T> =>
+      new Promise<T>((resolve, reject) => new HedgedAttempt(fn, ctx, host, settings, resolve, reject).start()),
+  });
+}
+
+/** One copy of a hedged attempt: the context `fn` receives, and the means to stop it. */
+class Copy implements AttemptContext {
+  done = false;
+  #controller: AbortController | undefined = undefined;
+  #stopReason: unknown = undefined;
+
+  constructor(
+    readonly parent: AttemptContext,
+    readonly copy: number,
+    readonly elapsedMs: number,
+    readonly remainingMs: number,
+  ) {}
+
+  get attempt(): number {
+    return this.parent.attempt;
+  }
+
+  /** Progress of any copy is the attempt's. */
+  progress(): void {
+    this.parent.progress();
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller !== undefined) return this.#controller.signal;
+    // First read after the copy ended: it is over, so its signal is aborted.
+    if (this.done) return AbortSignal.abort(this.#stopReason ?? new TimeoutError(`copy ${this.copy} of attempt ${this.attempt} has ended`));
+    this.#controller = new AbortController();
+    return this.#controller.signal;
+  }
+
+  stop(reason: unknown): void {
+    this.done = true;
+    this.#stopReason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/** One hedged attempt: its copies, the moment of the next one, and its one outcome. */
+class HedgedAttempt<T> implements Timed {
+  dueAt = 0;
+  slot = NOT_QUEUED;
+  #settled = false;
+  #sent = 0;
+  #running: Copy[] = [];
+  #lastError: unknown = undefined;
+  #safe = false;
+  readonly #startedAt = steadyNow();
+  readonly #delayMs: number;
+
+  constructor(
+    readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
+    readonly ctx: AttemptContext,
+    readonly host: AttemptHost,
+    readonly settings: Settings,
+    readonly resolve: (value: T) => void,
+    readonly reject: (error: unknown) => void,
+  ) {
+    const { hedger, delayMs } = settings;
+    this.#delayMs = delayMs ?? hedgerDelay(hedger as NonNullable<typeof hedger>);
+  }
+
+  start(): void {
+    const { signal } = this.ctx;
+    if (signal.aborted) return this.reject(signal.reason);
+    // The engine aborts the attempt's signal at its timeout, the deadline or the caller's abort.
+    signal.addEventListener('abort', () => this.#fail(signal.reason, signal.reason), { once: true });
+    const { hedger, maxCopies } = this.settings;
+    if (hedger !== undefined) hedgerCallStarted(hedger);
+    try {
+      // Asked once, before the first copy: a copy is a resend before any failure.
+      this.#safe = maxCopies > 1 && this.host.mayResend(this.ctx);
+    } catch (policyError) {
+      return this.#fail(policyError);
+    }
+    this.#send(this.#startedAt);
+  }
+
+  /** Sends the next copy at time `t`. */
+  #send(t: number): void {
+    const elapsed = t - this.#startedAt;
+    const copy = new Copy(this.ctx, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
+    this.#running.push(copy);
+    this.#queueNext(t);
+    let result: Promise<T>;
+    try {
+      // Adopted inside the try too: Promise.resolve reads a promise's `constructor`, which a
+      // hostile one makes throw; thrown from a timer, that would escape and leave the call hung.
+      result = Promise.resolve(this.fn(copy));
+    } catch (error) {
+      return this.#copyFailed(copy, error);
+    }
+    result.then(
+      (value) => this.#copySucceeded(copy, value),
+      (error: unknown) => this.#copyFailed(copy, error),
+    );
+  }
+
+  /** Queues the moment of the next copy, when one may still be sent. */
+  #queueNext(t: number): void {
+    unschedule(this);
+    if (!this.#settled && this.#safe && this.#sent < this.settings.maxCopies) schedule(this, t + this.#delayMs);
+  }
+
+  /** The hedging delay passed with no answer: send a copy, or ask again one delay later. */
+  onDue(t: number): void {
+    if (this.#hedge(t, 'delay', undefined) === false) schedule(this, t + Math.max(1, this.#delayMs));
+  }
+
+  /**
+   * Sends the next copy if the allowance, the budget and the throttle let it go; false when one
+   * of them refused (the policies' own exceptions fail the attempt).
+   */
+  #hedge(t: number, reason: 'delay' | 'error', error: unknown): boolean {
+    const { host } = this;
+    const { hedger, onHedge } = this.settings;
+    try {
+      if (host.budget !== undefined && !host.budget.canRetry()) return false;
+      if (hedger !== undefined && !hedgerTakeHedge(hedger)) return false;
+      if (host.throttle !== undefined && !host.throttle.admit()) return false;
+      // An extra request is paid for as a retry is: the bucket drains as hedges go out.
+      host.budget?.record(false);
+    } catch (policyError) {
+      this.#fail(policyError);
+      return true;
+    }
+    const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
+    if (onHedge !== undefined) callHook(onHedge, { attempt: this.ctx.attempt, copy: this.#sent + 1, reason, error, delayMs: this.#delayMs, elapsedMs });
+    if (!this.#settled) this.#send(t);
+    return true;
+  }
+
+  #copySucceeded(copy: Copy, value: T): void {
+    if (this.#settled || copy.done) return;
+    const { hedger } = this.settings;
+    // How long the first copy took, or at least took: when a hedge wins, the first copy was
+    // still running. Censored values all lie above the delay, so a percentile at or below the
+    // one the delay is read from stays true (timing the winner from its own start would make
+    // the delay ever shorter).
+    if (hedger !== undefined) hedger.window.record(steadyNow() - this.#startedAt);
+    copy.done = true;
+    this.#end(new DOMException(`copy ${copy.copy} of attempt ${copy.attempt} won`, 'AbortError'));
+    this.resolve(value);
+  }
+
+  #copyFailed(copy: Copy, error: unknown): void {
+    if (this.#settled || copy.done) return;
+    copy.done = true;
+    this.#running.splice(this.#running.indexOf(copy), 1);
+    this.#lastError = error;
+    const t = steadyNow();
+    try {
+      if (!this.host.isTransient(error, copy)) return this.#fail(error);
+    } catch (policyError) {
+      return this.#fail(policyError);
+    }
+    // The server said when to come back: another copy now would ignore it. The copies running
+    // go on; if none wins, the engine waits as long as the error asks.
+    if ((retryAfterMsOf(error) ?? 0) > 0) this.#safe = false;
+    const more = this.#safe && this.#sent < this.settings.maxCopies;
+    if (this.#running.length > 0) {
+      // Another copy is still racing: this failure is one copy's, not the attempt's.
+      this.host.throttle?.record(false);
+      if (more) this.#hedge(t, 'error', error);
+      return;
+    }
+    if (more && this.#hedge(t, 'error', error)) return;
+    this.#fail(this.#lastError);
+  }
+
+  /** Fails the attempt with `error`; the copies still running are aborted with `reason`. */
+  #fail(error: unknown, reason: unknown = new DOMException('the hedged attempt has failed', 'AbortError')): void {
+    if (this.#settled) return;
+    this.#end(reason);
+    this.reject(error);
+  }
+
+  /** Ends the attempt: no timer, and every copy still running aborted with `reason`. */
+  #end(reason: unknown): void {
+    this.#settled = true;
+    unschedule(this);
+    for (const copy of this.#running) if (!copy.done) copy.stop(reason);
+    this.#running = [];
+  }
+}
