@@ -171,7 +171,7 @@ describe('decide: a value retryOnResult rejected (issue 13)', () => {
 
 describe('isIdempotent', () => {
   it('answers a boolean as it is, and asks a function with the context and the error', () => {
-    const ctx = { attempt: 2, elapsedMs: 5, remainingMs: 10, signal: new AbortController().signal };
+    const ctx = { attempt: 2, copy: 1, progress() {}, elapsedMs: 5, remainingMs: 10, signal: new AbortController().signal };
     const error = new Error('reset');
     expect(isIdempotent(config({ idempotent: false }), ctx, error)).toBe(false);
     expect(isIdempotent(config(), ctx, error)).toBe(true);

@@ -4,7 +4,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AttemptContext, type HedgeEvent, createHedger, gcs, retryFetch } from '../../src/index.js';
+import { type AttemptContext, type HedgeEvent, createHedger, gcs, hedging, retryFetch } from '../../src/index.js';
 
 interface Request {
   method: string;
@@ -68,7 +68,7 @@ describe('retryFetch with { hedge } on loopback', () => {
   it('sends a GET again when the first response is slow, returns the fast copy and closes the slow request', async () => {
     const { url, requests } = await server(['hang', 'fast']);
     const events: HedgeEvent[] = [];
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 50, onHedge: (e) => events.push(e) } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: hedging({ delayMs: 50, onHedge: (e) => events.push(e) }) });
     expect(await res.text()).toBe('fast');
     expect(requests.map((r) => r.method)).toEqual(['GET', 'GET']);
     expect(events.map((e) => e.reason)).toEqual(['delay']);
@@ -87,7 +87,7 @@ describe('retryFetch with { hedge } on loopback', () => {
       },
       'fast',
     ]);
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, bufferBody: true, hedge: { delayMs: 50 } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, bufferBody: true, hedge: hedging({ delayMs: 50 }) });
     expect(await res.text()).toBe('fast');
     expect(requests).toHaveLength(2);
     await closedSoon(requests[0]);
@@ -106,7 +106,7 @@ describe('retryFetch with { hedge } on loopback', () => {
       },
       (res) => setTimeout(() => res.end('fast'), 300),
     ]);
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: hedging({ delayMs: 20 }) });
     expect(await res.text()).toBe('fast');
     expect(requests).toHaveLength(2);
     await closedSoon(requests[0]);
@@ -126,7 +126,7 @@ describe('retryFetch with { hedge } on loopback', () => {
       };
     const { url, requests } = await server([endless503(40), endless503(80), 'fine']);
     const backoff = { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' } as const;
-    const res = await retryFetch(url, undefined, { backoff, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    const res = await retryFetch(url, undefined, { backoff, deadlineMs: 10_000, hedge: hedging({ delayMs: 20 }) });
     expect(await res.text()).toBe('fine');
     expect(requests).toHaveLength(3);
     await closedSoon(requests[1]);
@@ -143,7 +143,7 @@ describe('retryFetch with { hedge } on loopback', () => {
       },
       'ok',
     ]);
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: { delayMs: 5_000 } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, hedge: hedging({ delayMs: 5_000 }) });
     expect(res.status).toBe(503);
     expect(await res.text()).toBe('busy');
     expect(requests).toHaveLength(1);
@@ -155,7 +155,7 @@ describe('retryFetch with { hedge } on loopback', () => {
         setTimeout(() => res.end('posted'), 150);
       },
     ]);
-    const res = await retryFetch(url, { method: 'POST', body: 'x' }, { deadlineMs: 10_000, hedge: { delayMs: 10 } });
+    const res = await retryFetch(url, { method: 'POST', body: 'x' }, { deadlineMs: 10_000, hedge: hedging({ delayMs: 10 }) });
     expect(await res.text()).toBe('posted');
     expect(requests.map((r) => r.method)).toEqual(['POST']);
   });
@@ -168,7 +168,7 @@ describe('retryFetch with { hedge } on loopback', () => {
   ])('sends a GET once, never a hedge, with %s', async (_name, options) => {
     // The only answer comes after the hedging delay: a hedge would have gone out by then.
     const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, ...options, hedge: { delayMs: 10 } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, ...options, hedge: hedging({ delayMs: 10 }) });
     expect(await res.text()).toBe('only');
     expect(requests).toHaveLength(1);
   });
@@ -180,7 +180,7 @@ describe('retryFetch with { hedge } on loopback', () => {
       return false;
     };
     const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
-    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, idempotent, hedge: { delayMs: 10 } });
+    const res = await retryFetch(url, undefined, { deadlineMs: 10_000, idempotent, hedge: hedging({ delayMs: 10 }) });
     expect(await res.text()).toBe('only');
     expect(requests).toHaveLength(1);
     expect(asked).toHaveLength(1);
@@ -195,7 +195,7 @@ describe('retryFetch with { hedge } on loopback', () => {
   it('refuses an async idempotent with a TypeError naming it, before any copy goes out', async () => {
     // Its promise would read as a yes, whatever it resolved to: a second copy would go out.
     const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
-    const call = retryFetch(url, undefined, { deadlineMs: 10_000, idempotent: (async () => false) as never, hedge: { delayMs: 10 } });
+    const call = retryFetch(url, undefined, { deadlineMs: 10_000, idempotent: (async () => false) as never, hedge: hedging({ delayMs: 10 }) });
     await expect(call).rejects.toEqual(new TypeError('retryFetch: options.idempotent must return a boolean, got a promise'));
     expect(requests).toHaveLength(0);
   });
@@ -203,9 +203,9 @@ describe('retryFetch with { hedge } on loopback', () => {
   it('shares a hedger across calls: the allowance runs out', async () => {
     const hedger = createHedger({ maxExtraLoad: 0 });
     const first = await server(['hang', 'fast']);
-    expect(await (await retryFetch(first.url, undefined, { hedge: { delayMs: 20, hedger } })).text()).toBe('fast');
+    expect(await (await retryFetch(first.url, undefined, { hedge: hedging({ delayMs: 20, hedger }) })).text()).toBe('fast');
     const second = await server([(res) => setTimeout(() => res.end('only'), 150)]);
-    expect(await (await retryFetch(second.url, undefined, { hedge: { delayMs: 20, hedger } })).text()).toBe('only');
+    expect(await (await retryFetch(second.url, undefined, { hedge: hedging({ delayMs: 20, hedger }) })).text()).toBe('only');
     expect(second.requests).toHaveLength(1);
     expect(hedger.hedges).toBe(1);
   });
@@ -229,20 +229,20 @@ describe('retryFetch with { hedge } on loopback', () => {
       res.end(body.subarray(half.length));
     };
     const resumed = await server(['hang', breaking, rest]);
-    const res = await retryFetch(resumed.url, undefined, { maxAttempts: 2, deadlineMs: 10_000, hedge: { delayMs: 20 } });
+    const res = await retryFetch(resumed.url, undefined, { maxAttempts: 2, deadlineMs: 10_000, hedge: hedging({ delayMs: 20 }) });
     expect(Buffer.from(await res.arrayBuffer()).equals(body)).toBe(true);
     expect(resumed.requests).toHaveLength(3);
     // With one attempt in all, the break is final: the body fails with RetryError 'attempts' (a
     // RangeError of retry()'s, maxAttempts 0, before the fix). maxAttempts 1 also means one
     // request, so the first copy is the one whose body breaks, and no hedge goes out.
     const once = await server([breaking]);
-    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: { delayMs: 0 } });
+    const last = await retryFetch(once.url, undefined, { maxAttempts: 1, deadlineMs: 10_000, hedge: hedging({ delayMs: 0 }) });
     await expect(last.arrayBuffer()).rejects.toMatchObject({ name: 'RetryError', reason: 'attempts', attempts: 1 });
     expect(once.requests).toHaveLength(1);
   });
 
   it('rejects a bad hedge option up front, naming it', () => {
-    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { delayMs: -5 } })).toThrow(
+    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: hedging({ delayMs: -5 }) })).toThrow(
       'retryFetch: options.hedge.delayMs must be a finite number >= 0, got -5',
     );
     expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { signal: 1 } as never })).toThrow(

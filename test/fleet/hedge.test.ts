@@ -61,7 +61,7 @@ describe('hedge(): timing and winners', () => {
 
   it('aborts every loser with an AbortError and ignores their late results', async () => {
     const { fn, signals } = backend({ ms: 100, value: 'late', ignoreAbort: true }, { ms: 200 }, { ms: 10 });
-    const p = track(hedge(fn, { delayMs: 40, maxAttempts: 3 }));
+    const p = track(hedge(fn, { delayMs: 40, maxCopies: 3 }));
     await clock.tickAsync(90);
     expect(p).toMatchObject({ state: 'resolved', value: '#3' });
     expect(signals.map((s) => s.aborted)).toEqual([true, true, false]);
@@ -82,11 +82,11 @@ describe('hedge(): timing and winners', () => {
     expect(p.state).toBe('resolved');
   });
 
-  it('starts hedges a delay apart up to maxAttempts in all (default 2)', async () => {
+  it('starts hedges a delay apart up to maxCopies in all (default 2)', async () => {
     const two = backend();
     const p2 = track(hedge(two.fn, { delayMs: 100, deadlineMs: 1000 }));
     const three = backend();
-    const p3 = track(hedge(three.fn, { delayMs: 100, deadlineMs: 1000, maxAttempts: 3 }));
+    const p3 = track(hedge(three.fn, { delayMs: 100, deadlineMs: 1000, maxCopies: 3 }));
     await clock.tickAsync(1000);
     expect(two.starts).toEqual([0, 100]);
     expect(three.starts).toEqual([0, 100, 200]);
@@ -155,7 +155,7 @@ describe('hedge(): errors', () => {
     const p = track(
       hedge(fn, {
         delayMs: 30,
-        maxAttempts: 3,
+        maxCopies: 3,
         onHedge: (e) => {
           events.push(e);
           throw new Error('broken logger');
@@ -203,7 +203,7 @@ describe('hedge(): errors', () => {
       started.push(ctx.attempt);
       return ctx.attempt === 1 ? new Promise<string>(() => {}) : hostile();
     };
-    const p = track(hedge(fn, { delayMs: 30, maxAttempts: 3, deadlineMs: 100 }));
+    const p = track(hedge(fn, { delayMs: 30, maxCopies: 3, deadlineMs: 100 }));
     await clock.tickAsync(30);
     // The hostile second attempt failed (a transient error): the third started at once.
     expect(started).toEqual([1, 2, 3]);
@@ -240,7 +240,7 @@ describe('hedge(): errors', () => {
     // With a copy still running: no copy at once, none after the delay; the running one wins.
     const pushback = httpError(429, { headers: { 'retry-after': '1' } });
     const racing = backend({ ms: 100 }, { ms: 5, error: pushback }, { ms: 1 });
-    const q = track(hedge(racing.fn, { delayMs: 20, maxAttempts: 3 }));
+    const q = track(hedge(racing.fn, { delayMs: 20, maxCopies: 3 }));
     await clock.tickAsync(100);
     expect(racing.starts.map((t) => t - racing.starts[0]!)).toEqual([0, 20]);
     expect(q).toMatchObject({ state: 'resolved', value: '#1' });
@@ -250,7 +250,7 @@ describe('hedge(): errors', () => {
     // Its promise would count as true whatever it resolves to: an async "never retry" would
     // start a copy after every failure.
     const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) }, { ms: 5 });
-    const p = track(hedge(fn, { delayMs: 50, maxAttempts: 3, retryable: (async () => false) as never }));
+    const p = track(hedge(fn, { delayMs: 50, maxCopies: 3, retryable: (async () => false) as never }));
     await clock.tickAsync(200);
     expect(p.state).toBe('rejected');
     expect(p.error).toEqual(new TypeError('hedge: options.retryable must return a boolean, got a promise'));
@@ -474,7 +474,7 @@ describe('hedge(): options', () => {
     expect(() => hedge(fn, {})).toThrow('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
     expect(() => hedge(fn, { delayMs: -1 })).toThrow('hedge: options.delayMs must be a finite number >= 0, got -1');
     expect(() => hedge(fn, { delayMs: Number.NaN })).toThrow(RangeError);
-    expect(() => hedge(fn, { delayMs: 1, maxAttempts: 0 })).toThrow('hedge: options.maxAttempts must be a safe integer >= 1, got 0');
+    expect(() => hedge(fn, { delayMs: 1, maxCopies: 0 })).toThrow('hedge: options.maxCopies must be a safe integer >= 1, got 0');
     expect(() => hedge(fn, { delayMs: 1, deadlineMs: 0 })).toThrow('options.deadlineMs must be a number > 0');
     expect(() => hedge(fn, { delayMs: 1, hedger: {} as never })).toThrow('hedge: options.hedger must come from createHedger(), got {}');
     expect(() => hedge(fn, { delayMs: 1, onHedge: 'log' as never })).toThrow('hedge: options.onHedge must be a function, got "log"');
