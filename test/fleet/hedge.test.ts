@@ -20,11 +20,11 @@ function backend(...steps: Step[]) {
   const signals: AbortSignal[] = [];
   const fn = vi.fn((ctx: AttemptContext) => {
     starts.push(Date.now());
-    const step = steps[ctx.attempt - 1] ?? { ms: 1_000_000 };
+    const step = steps[ctx.copy - 1] ?? { ms: 1_000_000 };
     const signal = ctx.signal;
     signals.push(signal);
     return new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => (step.error !== undefined ? reject(step.error) : resolve(step.value ?? `#${ctx.attempt}`)), step.ms);
+      const timer = setTimeout(() => (step.error !== undefined ? reject(step.error) : resolve(step.value ?? `#${ctx.copy}`)), step.ms);
       if (!step.ignoreAbort) {
         signal.addEventListener('abort', () => {
           clearTimeout(timer);
