@@ -91,7 +91,7 @@ export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: n
  */
 export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: unknown): boolean {
   const { idempotent } = config;
-  return typeof idempotent === 'function' ? answerOf('retry', 'idempotent', idempotent(ctx, error)) : idempotent;
+  return typeof idempotent === 'function' ? answerOf(config.where, 'idempotent', idempotent(ctx, error)) : idempotent;
 }
 
 /**
@@ -99,8 +99,8 @@ export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: un
  * `retryOnResult` for a value (`returned`). User code: it may throw, as decide()'s callees may.
  */
 export function isWorthRetrying(config: RetryConfig, ctx: AttemptContext, error: unknown, returned?: { value: unknown }): boolean {
-  if (returned === undefined) return answerOf('retry', 'retryable', config.retryable(error, ctx));
-  return answerOf('retry', 'retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
+  if (returned === undefined) return answerOf(config.where, 'retryable', config.retryable(error, ctx));
+  return answerOf(config.where, 'retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
 }
 
 function giveUp(reason: DecidedReason, error: unknown): Decision {

@@ -50,6 +50,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
   readonly hedge: AttemptMode | undefined;
+  /** The entry point the options were given to, named by the errors about them. */
+  readonly where: string;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -148,6 +150,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
+    where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
     throw new RangeError(`${where}: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up`);
@@ -174,6 +177,7 @@ function makeConfig(
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
+  where: string,
 ): RetryConfig {
   return {
     initialDelayMs,
@@ -195,6 +199,7 @@ function makeConfig(
     rng,
     unref,
     hedge,
+    where,
   };
 }
 
@@ -222,6 +227,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   Math.random,
   false,
   undefined,
+  'retry',
 );
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */

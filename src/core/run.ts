@@ -297,7 +297,7 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   /** AttemptHost: whether the idempotency rule lets the request go out again (no failure yet). */
   mayResend(ctx: AttemptContext): boolean {
     const { idempotent } = this.#config;
-    return typeof idempotent === 'function' ? answerOf('retry', 'idempotent', idempotent(ctx, undefined)) : idempotent;
+    return typeof idempotent === 'function' ? answerOf(this.#config.where, 'idempotent', idempotent(ctx, undefined)) : idempotent;
   }
 
   /** Whether the retry policy calls `error` transient: a mode's answer when it asked already. */
