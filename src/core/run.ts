@@ -1,84 +1,50 @@
 /**
- * The engine: one call as a state machine. It holds no policy: after a failed attempt it
- * records the outcome where the caller asked (throttle, budget) and asks decide() what follows.
- *
- *                  start                      reopen (a further run)
- *                    │                            │
- *                    ▼          value (hooks ok)  │
- *   ┌──────────▶ attempting ─────────────────────▶ succeeded
- *   │                │  │
- *   │     failed or  │  │ give up (decide), deadline overrun, caller's abort,
- *   │     overran,   │  │ a hook or policy that throws
- *   │   decide: wait │  └─────────────────────────▶ failed ◀── caller's abort
- *   │                ▼                                  ▲
- *   └─ sleep ended ─ sleeping ──────────────────────────┘
- *                             deadline reached while asleep
- *
- * An attempt is plain (`fn` called once) or made by a mode (mode.ts: hedged copies); either
- * way it settles once and is judged here. A call is one run of attempts, or several: progress
- * (`ctx.progress()`, an upload's bytes persisted) starts a new run within the attempt, and a
- * succeeded call can be reopened for a further run (a download whose body broke). The limits
- * (deadlineMs, maxAttempts, attemptTimeoutMs) count from the start of the current run; the
- * attempt numbers, the hooks and the errors are the call's.
- *
- * `succeeded` and `failed` are final for a run; every entry point checks `#settled()` first.
- * The common case, a first attempt that succeeds, costs the run, its context, two small bound
- * reactions, one clock read and one microtask: no timer, no AbortController.
- *
- * Every entry point from outside (the adoption job, the timer, the caller's abort, an attempt's
- * outcome) either settles the call or leaves it running; none throws, whatever user code does
- * under it, so one call's failure can never reach another call.
+ * The engine: one call as a state machine (attempting → succeeded | failed, or sleeping and
+ * attempting again). It holds no policy: judge.ts asks the policies and decide.ts answers.
+ * docs/architecture.md draws it, with its modes and runs. An attempt is plain (`fn` called
+ * once) or made by a mode (hedged copies); a call is one run of attempts, or more: progress
+ * (`ctx.progress()`) starts a new run within the attempt, and `reopen` a further run of a
+ * succeeded call (a download whose body broke). Limits count from the current run's start;
+ * attempt numbers, hooks and errors are the call's. The common case, a first attempt that
+ * succeeds, costs the run, its context, two small bound reactions, one clock read and one
+ * microtask. No entry point from outside throws, whatever user code does under it.
  */
 import { RetryError, TimeoutError } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
-import type { AttemptContext, AttemptHost, AttemptThrottle, GiveUpReason, RetryBudget } from '../types.js';
-import { answerOf } from '../util/check.js';
+import type { AttemptContext, GiveUpReason } from '../types.js';
+import { Runs } from './runs.js';
 import { Context, listen } from './context.js';
-import { decide, isIdempotent, isWorthRetrying } from './decide.js';
+import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
 import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 
-/** What a call needs beyond its first run, made on first need. */
-interface RunState {
-  /** Attempts made before the current run began. */
-  base: number;
-  /** When the current run began, on the steadyNow() clock. */
-  startedAt: number;
-  /** The error a mode asked the retry policy about, and its answer (asked once per error). */
-  askedAbout: unknown;
-  answer: boolean;
-}
+/** What an attempt runs: the caller's `fn`. */
+type AttemptFn<T> = (ctx: AttemptContext) => T | PromiseLike<T>;
 
-/**
- * The state of one call: its own timer-queue entry and abort watcher (a call allocates no timer,
- * listener or bound function of its own), in private fields the attempt context never exposes.
- */
-export class Run<T> implements Timed, AbortWatcher, AttemptHost {
+/** One call: its own timer-queue entry and abort watcher, in private fields no context exposes. */
+export class Run<T> implements Timed, AbortWatcher {
   dueAt = 0;
   slot = NOT_QUEUED;
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
-  /** When the call began, on the steadyNow() clock. */
-  readonly #startedAt: number;
-  /** Whether the limit queued for the running attempt is the deadline (else its timeout). */
-  #stopIsDeadline = false;
+  readonly #startedAt: number; // when the call began, on the steadyNow() clock
+  #stopIsDeadline = false; // whether the running attempt's queued limit is the deadline (else its timeout)
   #controller: AbortController | undefined = undefined;
-  /** The last failed attempt's error, or the value retryOnResult rejected, while the call runs. */
+  // The last failed attempt's error, or the value retryOnResult rejected, while the call runs.
   #lastError: unknown = undefined;
   #lastValue: unknown = undefined;
-  /** Once settled: the value (succeeded) or the error (failed). */
-  #outcome: unknown = undefined;
-  /** The returned promise's settle functions, once the engine has handed them over. */
+  #outcome: unknown = undefined; // once settled: the value or the error
+  // The returned promise's settle functions, once the engine has handed them over.
   #resolve: ((value: T) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
-  #fn: (ctx: AttemptContext) => T | PromiseLike<T>;
+  #fn: AttemptFn<T>;
   #config: RetryConfig;
-  #more: RunState | undefined = undefined;
+  #more: Runs | undefined = undefined;
 
-  constructor(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number) {
+  constructor(fn: AttemptFn<T>, config: RetryConfig, startedAt: number) {
     this.#fn = fn;
     this.#config = config;
     this.#startedAt = startedAt;
@@ -88,27 +54,24 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   get unref(): boolean {
     return this.#config.unref;
   }
-  /** The call's budget, for a mode's extra copies. */
-  get budget(): RetryBudget | undefined {
-    return this.#config.budget;
-  }
-  /** The call's throttle, for a mode's extra copies. */
-  get throttle(): AttemptThrottle | undefined {
-    return this.#config.throttle;
-  }
-
   #settled(): boolean {
-    return this.#phase >= SUCCEEDED;
+    return this.#phase >= SUCCEEDED; // succeeded and failed are final, for a run
   }
 
-  /** When the current run began: the limits count from there. */
   #runStart(): number {
-    return this.#more?.startedAt ?? this.#startedAt;
+    return this.#more?.startedAt ?? this.#startedAt; // the limits count from there
   }
 
-  #state(): RunState {
-    this.#more ??= { base: 0, startedAt: this.#startedAt, askedAbout: undefined, answer: false };
+  #runs(): Runs {
+    this.#more ??= new Runs(this.#startedAt);
     return this.#more;
+  }
+
+  /** The context of the current attempt at time `t`. */
+  #contextAt(t: number): Context {
+    // A literal 0 at the call's start: a computed 0.0 would be a separately allocated number.
+    const elapsedMs = t === this.#startedAt ? 0 : t - this.#startedAt;
+    return new Context(this, this.#attempt, elapsedMs, this.#config.deadlineMs - (t - this.#runStart()));
   }
 
   start(): void {
@@ -116,8 +79,7 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
       this.#watch();
       if (!this.#settled()) this.#runAttempt(this.#startedAt);
     } catch (error) {
-      // A throttle that throws, a signal whose addEventListener throws: that call fails.
-      this.#fail(error, 'not-retryable');
+      this.#fail(error, 'not-retryable'); // a throttle, a signal-like object that throws
     }
   }
 
@@ -129,9 +91,8 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   }
 
   /**
-   * Called by the engine a microtask after `retry()` returned. An attempt that settled at once
-   * has done so by now (its reaction was queued first), so only a first attempt that is really
-   * still running queues its limit; the common case touches no timer.
+   * Called a microtask after `retry()` returned: only a first attempt still running by then
+   * queues its limit; the common case touches no timer.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
     if (this.#phase === SUCCEEDED) return resolve(this.#outcome as T);
@@ -142,13 +103,12 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   }
 
   /**
-   * A further run of a succeeded call, made of `fn`'s attempts: `broken` is how the call's
-   * answer failed after all (judged as the run's first failed attempt), or undefined to send
-   * the next attempt at once. `signal` replaces the call's; onSuccess and onGiveUp, which ran
-   * when the call settled, do not run again. The attempt numbers go on from the call's; with
-   * `progressed` (the answer delivered something a retry keeps) the limits count afresh.
+   * A further run of a succeeded call, of `fn`'s attempts: `broken` is how its answer failed
+   * after all (judged as the run's first failure), or undefined to send at once. `signal`
+   * replaces the call's; onSuccess and onGiveUp ran already. With `progressed` the limits
+   * count afresh from the attempt that broke; the attempt numbers go on.
    */
-  reopen(fn: (ctx: AttemptContext) => T | PromiseLike<T>, broken: unknown, signal: AbortSignal | undefined, progressed: boolean): Promise<T> {
+  reopen(fn: AttemptFn<T>, broken: unknown, signal: AbortSignal | undefined, progressed: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#fn = fn;
       this.#config = { ...this.#config, signal, onSuccess: undefined, onGiveUp: undefined };
@@ -156,17 +116,12 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
       this.#reject = reject;
       this.#phase = ATTEMPTING;
       const t = steadyNow();
-      if (progressed) {
-        // The run that ends in `broken` began with the attempt that made the progress.
-        const state = this.#state();
-        state.startedAt = t;
-        state.base = broken === undefined ? this.#attempt : this.#attempt - 1;
-      }
+      if (progressed) this.#runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
       try {
         this.#watch();
         if (this.#settled()) return;
         if (broken === undefined) return this.#runAttempt(t);
-        this.#judge(broken, new Context(this, this.#attempt, t - this.#startedAt, this.#config.deadlineMs - (t - this.#runStart())), t);
+        this.#judge(broken, this.#contextAt(t), t);
       } catch (error) {
         this.#fail(error, 'not-retryable');
       }
@@ -176,28 +131,23 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
-    const { throttle } = config;
+    const throttle = config.throttle;
     if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
-    // A literal 0 for the first attempt: a computed 0.0 would be a separately allocated number.
-    const elapsedMs = attempt === 1 ? 0 : t - this.#startedAt;
-    const ctx = new Context(this, attempt, elapsedMs, config.deadlineMs - (t - this.#runStart()));
-    // A later attempt starts from a timer, with the clock read: queue its limit before anything
-    // (fn, or a thenable calling back at once) can settle the attempt.
+    const ctx = this.#contextAt(t);
+    // A later attempt starts from a timer: its limit is queued before fn can settle it.
     if (attempt > 1) this.#queueStop(t);
     let result: T | PromiseLike<T>;
     try {
-      const { hedge } = config;
-      result = hedge === undefined ? this.#fn(ctx) : hedge.run(this.#fn, ctx, this);
+      const mode = config.hedge;
+      result = mode === undefined ? this.#fn(ctx) : mode.run(this.#fn, ctx, this.#runs().hostFor(config));
     } catch (error) {
-      // fn may have aborted the caller's signal, which settled the call: its outcome comes too late.
-      if (this.#settled()) return;
+      if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
       return this.#judge(error, ctx, steadyNow());
     }
-    // Listened to even once abandoned: a promise fn returns must never be an unhandled rejection.
-    listen(result, ctx);
+    listen(result, ctx); // even once abandoned: never an unhandled rejection
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
@@ -216,18 +166,15 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
     if (this.#isCurrent(ctx)) this.#judge(error, ctx, steadyNow());
   }
 
-  /** The running attempt made progress: a new run begins, and its limits count from now. */
+  /** The running attempt made progress: a new run begins, its limits counted from now. */
   progressed(ctx: AttemptContext): void {
     if (!this.#isCurrent(ctx)) return;
     const t = steadyNow();
-    const state = this.#state();
-    state.base = this.#attempt - 1;
-    state.startedAt = t;
-    // The first attempt's limit may not be queued yet (`then` queues it); a later one's is.
-    if (this.slot !== NOT_QUEUED) {
-      unschedule(this);
-      this.#queueStop(t);
-    }
+    this.#runs().begin(t, this.#attempt - 1);
+    // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
+    if (this.slot === NOT_QUEUED) return;
+    unschedule(this);
+    this.#queueStop(t);
   }
 
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first. */
@@ -238,20 +185,18 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
     schedule(this, this.#stopIsDeadline ? deadline : timeout);
   }
 
-  /** The timer: a sleep ended, or the running attempt reached its limit. */
+  /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
   onDue(t: number): void {
     try {
       if (this.#phase === SLEEPING) this.#sleepEnded(t);
       else if (this.#phase === ATTEMPTING) this.#attemptOverran(t);
-      // Settled already (the timer queue skips such calls too): nothing is due.
     } catch (error) {
-      // Whatever the call's own code threw settles that call, and no other.
-      this.#fail(error, 'not-retryable');
+      this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
   }
 
+  /** A timer can fire late: an attempt started at or past the deadline could only overrun it. */
   #sleepEnded(t: number): void {
-    // A timer can fire late; an attempt started at or past the deadline could only overrun it.
     if (t - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
       return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
@@ -260,22 +205,14 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   }
 
   #attemptOverran(t: number): void {
-    const config = this.#config;
     const atDeadline = this.#stopIsDeadline;
     const elapsedMs = t - this.#startedAt;
-    // Only the deadline's timeout remembers the previous error (as the final cause); an attempt
-    // timeout must not, or a stale Retry-After on that error would stretch the next delay.
-    const timeout = atDeadline
-      ? new TimeoutError(`attempt ${this.#attempt} was still running at the deadline after ${config.deadlineMs} ms`, {
-          cause: this.#lastError,
-        })
-      : new TimeoutError(`attempt ${this.#attempt} timed out after ${config.attemptTimeoutMs} ms`);
+    const timeout = overrun(this.#attempt, atDeadline, this.#config, this.#lastError);
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
-    // A listener on the attempt's signal may have aborted the caller's signal meanwhile.
-    if (this.#settled()) return;
-    this.#judge(timeout, new Context(this, this.#attempt, elapsedMs, config.deadlineMs - (t - this.#runStart())), t);
+    if (this.#settled()) return; // a listener on the attempt's signal aborted the caller's
+    this.#judge(timeout, this.#contextAt(t), t);
   }
 
   /** Called when the caller's signal aborts. The attempt it cut short is recorded nowhere. */
@@ -285,74 +222,26 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
     this.#fail(reason, 'aborted');
   }
 
-  /** AttemptHost: the retry policy's answer for a mode, remembered for the attempt's judgement. */
-  isTransient(error: unknown, ctx: AttemptContext): boolean {
-    const answer = isWorthRetrying(this.#config, ctx, error);
-    const state = this.#state();
-    state.askedAbout = error;
-    state.answer = answer;
-    return answer;
-  }
-
-  /** AttemptHost: whether the idempotency rule lets the request go out again (no failure yet). */
-  mayResend(ctx: AttemptContext): boolean {
-    const { idempotent } = this.#config;
-    return typeof idempotent === 'function' ? answerOf(this.#config.where, 'idempotent', idempotent(ctx, undefined)) : idempotent;
-  }
-
-  /** Whether the retry policy calls `error` transient: a mode's answer when it asked already. */
-  #transient(error: unknown, ctx: AttemptContext, returned: { value: unknown } | undefined): boolean {
-    const state = this.#more;
-    if (returned === undefined && state !== undefined && state.askedAbout === error && error !== undefined) {
-      state.askedAbout = undefined;
-      return state.answer;
-    }
-    return isWorthRetrying(this.#config, ctx, error, returned);
-  }
-
-  /**
-   * After a failed attempt, or a value for retryOnResult (`returned`): records the outcome, asks
-   * decide(), gives up or sleeps. A rejected value fails with no error but was served (so says
-   * the throttle); for an operation that must not be sent again, it is the answer.
-   */
+  /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
   #judge(error: unknown, ctx: AttemptContext, t: number, returned?: { value: unknown }): void {
     unschedule(this);
     this.#lastError = error;
     this.#lastValue = returned?.value;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
-    let decision: ReturnType<typeof decide>;
+    const runs = this.#more;
+    const outcome = { error, returned, known: returned === undefined ? runs?.host?.known(error) : undefined, attempt: this.#attempt };
+    let judgement: Judgement;
     try {
-      const transient = this.#transient(error, ctx, returned);
-      // It may have aborted the caller's signal, which settled the call: nothing is recorded.
-      if (this.#settled()) return;
-      let idempotent = false;
-      if (returned !== undefined) {
-        idempotent = transient && isIdempotent(config, ctx, error);
-        if (this.#settled()) return;
-        if (!idempotent) return this.#succeed(returned.value as T);
-      }
-      // Only transient failures say the server is struggling; the rest count as served.
-      config.throttle?.record(returned !== undefined || !transient);
-      if (transient) {
-        config.budget?.record(false);
-        if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
-      }
-      const run = this.#more;
-      decision = decide(
-        { error, value: this.#lastValue, transient, attempt: this.#attempt, elapsedMs, idempotent },
-        config,
-        undefined,
-        run === undefined ? undefined : { attempts: run.base, elapsedMs: run.startedAt - this.#startedAt },
-      );
+      judgement = judge(config, ctx, { ...outcome, elapsedMs, progressAt: runs?.progressAt(this.#startedAt) }, () => this.#settled());
     } catch (policyError) {
-      // A predicate, budget or rng that throws is a bug in the caller's code: surface it.
-      return this.#fail(policyError, 'not-retryable');
+      return this.#fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
     }
-    if (decision.action === 'give-up') return this.#fail(decision.error, decision.reason, elapsedMs);
-    // That code may also have aborted the caller's signal, which settled the call already.
-    if (this.#settled()) return;
-    const { delayMs } = decision;
+    if (judgement.action === 'settled') return;
+    if (judgement.action === 'accept') return this.#succeed(returned?.value as T);
+    if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
+    if (this.#settled()) return; // the policies aborted the caller's signal
+    const { delayMs } = judgement;
     callHook(config.onRetry, { attempt: this.#attempt, error, value: this.#lastValue, delayMs, elapsedMs });
     if (this.#settled()) return;
     this.#phase = SLEEPING;
@@ -362,18 +251,13 @@ export class Run<T> implements Timed, AbortWatcher, AttemptHost {
   #succeed(value: T): void {
     // Settled first: an abort that the hooks below raise comes after the success, too late.
     this.#settle(SUCCEEDED, value);
-    const { budget, throttle } = this.#config;
-    if (budget !== undefined || throttle !== undefined) {
-      try {
-        budget?.record(true);
-        throttle?.record(true);
-      } catch (error) {
-        // Nobody has seen the success yet: the call fails with the hook's error instead.
-        this.#phase = FAILED;
-        this.#outcome = error;
-        this.#reject?.(error);
-        return reportGiveUp(this.#config, 'not-retryable', error, this.#attempt, this.#startedAt);
-      }
+    const broken = recordSuccess(this.#config);
+    if (broken !== undefined) {
+      // Nobody has seen the success yet: the call fails with the budget's or throttle's error instead.
+      this.#phase = FAILED;
+      this.#outcome = broken.error;
+      this.#reject?.(broken.error);
+      return reportGiveUp(this.#config, 'not-retryable', broken.error, this.#attempt, this.#startedAt);
     }
     this.#resolve?.(value);
     reportSuccess(this.#config, this.#attempt, this.#startedAt, value);

@@ -174,7 +174,8 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
 
   // A copy is a resend before any failure: only GET and HEAD are copied, and `maxAttempts: 1`
   // is one request, always. The engine asks the idempotency rule before the first copy.
-  const hedgeMode = hedging !== undefined && (plan.method === 'GET' || plan.method === 'HEAD') && retryOptions.maxAttempts !== 1 ? hedging : undefined;
+  const hedgeMode =
+    hedging !== undefined && (plan.method === 'GET' || plan.method === 'HEAD') && retryOptions.maxAttempts !== 1 ? hedging : undefined;
 
   /** Resumes are further runs of the call: its policies, attempt numbers and hooks; a signal of their own. */
   const resumeDriver = (): ResumeDriver => {

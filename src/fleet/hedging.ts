@@ -236,7 +236,8 @@ class HedgedAttempt<T> implements Timed {
       return true;
     }
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
-    if (onHedge !== undefined) callHook(onHedge, { attempt: this.ctx.attempt, copy: this.#sent + 1, reason, error, delayMs: this.#delayMs, elapsedMs });
+    if (onHedge !== undefined)
+      callHook(onHedge, { attempt: this.ctx.attempt, copy: this.#sent + 1, reason, error, delayMs: this.#delayMs, elapsedMs });
     if (!this.#settled) this.#send(t);
     return true;
   }

@@ -1,0 +1,43 @@
+/**
+ * What an attempt mode (fleet/hedging.ts) may ask of the call it runs in: the call's policies,
+ * through one object per attempt. The retry policy's answer about an error is remembered, so
+ * that when the attempt then fails with that error the engine does not ask the policy twice.
+ */
+import type { AttemptContext, AttemptHost, AttemptThrottle, RetryBudget } from '../types.js';
+import { answerOf } from '../util/check.js';
+import { isWorthRetrying } from './decide.js';
+import type { RetryConfig } from './options.js';
+
+/** The host of one attempt made by a mode. */
+export class CallHost implements AttemptHost {
+  #askedAbout: unknown = undefined;
+  #answer = false;
+
+  constructor(readonly config: RetryConfig) {}
+
+  get budget(): RetryBudget | undefined {
+    return this.config.budget;
+  }
+  get throttle(): AttemptThrottle | undefined {
+    return this.config.throttle;
+  }
+
+  isTransient(error: unknown, ctx: AttemptContext): boolean {
+    const answer = isWorthRetrying(this.config, ctx, error);
+    this.#askedAbout = error;
+    this.#answer = answer;
+    return answer;
+  }
+
+  mayResend(ctx: AttemptContext): boolean {
+    const { idempotent, where } = this.config;
+    return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(ctx, undefined)) : idempotent;
+  }
+
+  /** The answer about `error` if the mode asked already, once; else undefined. */
+  known(error: unknown): boolean | undefined {
+    if (error === undefined || this.#askedAbout !== error) return undefined;
+    this.#askedAbout = undefined;
+    return this.#answer;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The judgement of one attempt's outcome, between the engine (run.ts) and the pure decision
+ * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
+ * `idempotent`), records the outcome with the throttle and the budget, and hands the facts to
+ * decide(). User code may abort the caller's signal, which settles the call: `settled` says so,
+ * and then nothing more is asked or recorded.
+ */
+import { TimeoutError } from '../errors.js';
+import type { AttemptContext } from '../types.js';
+import { type Decision, type Progress, decide, isIdempotent, isWorthRetrying } from './decide.js';
+import type { RetryConfig } from './options.js';
+
+/** What follows an outcome: decide()'s answer, `accept` the value as the answer, or nothing (`settled`: the call already is). */
+export type Judgement = Decision | { readonly action: 'accept' } | { readonly action: 'settled' };
+
+/** One attempt's outcome as judge() needs it. */
+export interface Outcome {
+  /** What it failed with (undefined for a value). */
+  readonly error: unknown;
+  /** The value it resolved with, when retryOnResult is to judge it. */
+  readonly returned: { readonly value: unknown } | undefined;
+  /** The retry policy's answer about `error`, when a mode asked it already. */
+  readonly known: boolean | undefined;
+  /** The call's attempt (1-based) and milliseconds since the call began. */
+  readonly attempt: number;
+  readonly elapsedMs: number;
+  /** Where the last progress left the call, if any. */
+  readonly progressAt: Progress | undefined;
+}
+
+/**
+ * Judges `outcome` under `config`. A value retryOnResult rejects fails with no error but was
+ * served (so says the throttle); for an operation that must not be sent again, it is the answer.
+ * Throws what the policies throw: the engine fails the call with it.
+ */
+export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome, settled: () => boolean): Judgement {
+  const { error, returned } = outcome;
+  const transient = outcome.known ?? isWorthRetrying(config, ctx, error, returned);
+  // It may have aborted the caller's signal, which settled the call: nothing is recorded.
+  if (settled()) return SETTLED;
+  let idempotent = false;
+  if (returned !== undefined) {
+    idempotent = transient && isIdempotent(config, ctx, error);
+    if (settled()) return SETTLED;
+    if (!idempotent) return ACCEPT;
+  }
+  // Only transient failures say the server is struggling; the rest count as served.
+  config.throttle?.record(returned !== undefined || !transient);
+  if (transient) {
+    config.budget?.record(false);
+    if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
+  }
+  const { attempt, elapsedMs } = outcome;
+  return decide({ error, value: returned?.value, transient, attempt, elapsedMs, idempotent }, config, undefined, outcome.progressAt);
+}
+
+const SETTLED = { action: 'settled' } as const;
+const ACCEPT = { action: 'accept' } as const;
+
+/**
+ * The error of attempt `attempt` still running at its limit: the deadline (`atDeadline`) or
+ * its timeout. Only the deadline's remembers the previous error (as the final cause); an attempt
+ * timeout must not, or a stale Retry-After on that error would stretch the next delay.
+ */
+export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown): TimeoutError {
+  return atDeadline
+    ? new TimeoutError(`attempt ${attempt} was still running at the deadline after ${config.deadlineMs} ms`, { cause: lastError })
+    : new TimeoutError(`attempt ${attempt} timed out after ${config.attemptTimeoutMs} ms`);
+}
+
+/** Records a success with the budget and the throttle; what either threw, if anything. */
+export function recordSuccess(config: RetryConfig): { readonly error: unknown } | undefined {
+  const { budget, throttle } = config;
+  if (budget === undefined && throttle === undefined) return undefined;
+  try {
+    budget?.record(true);
+    throttle?.record(true);
+    return undefined;
+  } catch (error) {
+    return { error };
+  }
+}

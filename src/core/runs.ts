@@ -1,0 +1,36 @@
+/**
+ * What a call needs beyond its first run (made on first need: most calls have one run and no
+ * mode): where the current run began, which the limits count from, and the host of an attempt
+ * a mode makes. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
+ */
+import { CallHost } from './host.js';
+import type { RetryConfig } from './options.js';
+import type { Progress } from './decide.js';
+
+/** The runs of one call. */
+export class Runs {
+  /** Attempts made before the current run began. */
+  base = 0;
+  /** The host of the running attempt, when a mode makes it. */
+  host: CallHost | undefined = undefined;
+
+  /** `startedAt`: when the current run began, on the steadyNow() clock. */
+  constructor(public startedAt: number) {}
+
+  /** A new run begins at `t`, after `base` attempts. */
+  begin(t: number, base: number): void {
+    this.startedAt = t;
+    this.base = base;
+  }
+
+  /** A host for an attempt a mode makes under `config`, kept for the answers it remembers. */
+  hostFor(config: RetryConfig): CallHost {
+    this.host = new CallHost(config);
+    return this.host;
+  }
+
+  /** Where the current run began, for decide(): attempts and milliseconds since the call began at `callStart`. */
+  progressAt(callStart: number): Progress {
+    return { attempts: this.base, elapsedMs: this.startedAt - callStart };
+  }
+}
