@@ -97,6 +97,10 @@ describe('the layout of src/', () => {
     expect(findCycle(graph)).toBeUndefined();
   });
 
+  it('has one engine: the adapters start calls of the engine (startCall), never stitch retry() runs', () => {
+    expect(files.filter((file) => /^(fetch|presets|google)\//.test(file) && callsRetry(texts.get(file) as string))).toEqual([]);
+  });
+
   it('has no file over 300 lines', () => {
     const lines = (file: string): number => (texts.get(file) as string).split('\n').length;
     expect(files.filter((file) => lines(file) > 300)).toEqual([]);
@@ -111,7 +115,18 @@ describe('the layout of src/', () => {
   });
 });
 
+/** Whether a module's text imports retry() from the core (to call it). */
+function callsRetry(text: string): boolean {
+  return /import\s*\{[^}]*\bretry\b[^}]*\}\s*from\s*'\.\.\/core\/retry\.js'/.test(text);
+}
+
 describe('the checks themselves', () => {
+  it('find an adapter that imports retry() to stitch runs, and not one that starts a call', () => {
+    expect(callsRetry("import { retry } from '../core/retry.js';")).toBe(true);
+    expect(callsRetry("import { startCall, retry } from '../core/retry.js';")).toBe(true);
+    expect(callsRetry("import { startCall } from '../core/retry.js';")).toBe(false);
+  });
+
   it('find a cycle, including one through a type-only import', () => {
     const a = importsOf('core/a.ts', "import type { X } from './b.js';\nexport { y } from '../util/c.js';");
     expect(a).toEqual(['core/b.ts', 'util/c.ts']);

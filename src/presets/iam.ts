@@ -10,7 +10,7 @@ import type { RetryPredicate } from '../types.js';
 import { networkError, timedOut } from '../classify/network.js';
 import { aborted, anyOf, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
-import { retry } from '../core/retry.js';
+import { startCall } from '../core/retry.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
 
 /**
@@ -189,12 +189,13 @@ export function iamReadModifyWrite<P, R>(steps: ReadModifyWriteSteps<P, R>, opti
   checkSteps(steps);
   const preset = iamPreset('iamReadModifyWrite', options, IAM_READ_MODIFY_WRITE, IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND);
   // Called as methods, so steps given as an object with methods keep their `this`.
-  return retry(async (ctx) => {
+  const unit = async (ctx: AttemptContext): Promise<R | undefined> => {
     const current = await steps.read(ctx);
     const next = await steps.modify(current);
     if (next === undefined) return undefined;
     return steps.write(next, ctx);
-  }, preset);
+  };
+  return startCall(unit, preset, 'iamReadModifyWrite').settled;
 }
 
 function checkSteps(steps: unknown): void {

@@ -193,7 +193,7 @@ describe('isIdempotent', () => {
 });
 
 describe('isWorthRetrying', () => {
-  const ctx = { attempt: 1, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
+  const ctx = { attempt: 1, copy: 1, progress() {}, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
 
   it('asks retryable about an error and retryOnResult about a value, as true or false', () => {
     const options = {
