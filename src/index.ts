@@ -3,7 +3,7 @@
  * a deadline kept as a promise, abort, idempotency, retry budgets and hedging. `retryFetch` is
  * in `tenacious/fetch`; the Google Cloud presets and uploads are in `tenacious/google`.
  *
- * @packageDocumentation
+ * @module tenacious
  */
 export type { BackoffPolicy, Jitter } from './types.js';
 export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';

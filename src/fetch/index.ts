@@ -8,7 +8,7 @@
  * import { retry } from 'tenacious';
  * import { retryFetch } from 'tenacious/fetch';
  *
- * @packageDocumentation
+ * @module tenacious/fetch
  */
 export type { FetchFunction, RetryFetchOptions } from './fetch-options.js';
 export { retryFetch } from './retry-fetch.js';

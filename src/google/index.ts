@@ -7,7 +7,7 @@
  * import { retry } from 'tenacious';
  * import { gcs, iam } from 'tenacious/google';
  *
- * @packageDocumentation
+ * @module tenacious/google
  */
 export type { PresetRetryOptions } from '../presets/preset.js';
 export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from '../presets/iam.js';
