@@ -1,9 +1,15 @@
 import { type Options, defineConfig } from 'tsup';
 
-/** The library: ESM and CJS, each with its own declarations. Neutral platform: no Node built-ins. */
+/**
+ * The library's entry points (package.json "exports"): `tenacious`, `tenacious/fetch` and
+ * `tenacious/google`, each as ESM and CJS with its own declarations. Neutral platform: no Node
+ * built-ins. Code the entries share goes into chunks (for CJS too), so an application that
+ * loads two entries loads one engine, one timer queue and one copy of each error class.
+ */
 export const libraryBuild: Options = {
-  entry: { index: 'src/index.ts' },
+  entry: { index: 'src/index.ts', fetch: 'src/fetch/index.ts', google: 'src/google/index.ts' },
   format: ['esm', 'cjs'],
+  splitting: true,
   // tsup's declaration build sets `baseUrl`, which TypeScript 6 reports as deprecated.
   dts: { compilerOptions: { ignoreDeprecations: '6.0' } },
   // Both builds run at once into dist/: the library's clean must spare the CLI's output.

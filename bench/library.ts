@@ -10,13 +10,19 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-/** The public API of the package. */
-export type Library = typeof import('../src/index.js');
+/** The public API of the package: its three entry points, `tenacious`, `tenacious/fetch` and `tenacious/google`. */
+export type Library = typeof import('../src/index.js') & typeof import('../src/fetch/index.js') & typeof import('../src/google/index.js');
 
-/** Bundles src/index.ts into a temporary ES module and imports it. */
+/** Bundles the entry points (src/index.ts, src/fetch/index.ts, src/google/index.ts) into one temporary ES module and imports it. */
 export async function loadLibrary(): Promise<Library> {
   const result = await build({
-    entryPoints: [new URL('../src/index.ts', import.meta.url).pathname],
+    stdin: {
+      contents: ["export * from './src/index.ts';", "export * from './src/fetch/index.ts';", "export * from './src/google/index.ts';"].join(
+        '\n',
+      ),
+      resolveDir: new URL('..', import.meta.url).pathname,
+      loader: 'ts',
+    },
     bundle: true,
     format: 'esm',
     platform: 'neutral',

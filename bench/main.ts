@@ -12,7 +12,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sleepers } from './memory.js';
-import { SIZE_BUDGETS, measureBundle, moduleTable } from './size.js';
+import { SIZE_BUDGETS, featureTable, measureBundle, moduleTable } from './size.js';
 import type { SpeedRun } from './speed.js';
 
 const { values } = parseArgs({
@@ -99,9 +99,11 @@ if (only.has('size')) {
       .map((m) => `${m.path.replace(/^src\//, '')} ${m.gzipBytes}`)
       .join(', ');
     console.log(
-      `| \`${budget.source}\` | ${size.minifiedBytes} | ${size.gzipBytes} | ${budget.targetBytes} | ${budget.limitBytes} | ${top} |`,
+      `| \`${budget.source.replace(/\n/g, ' ')}\` | ${size.minifiedBytes} | ${size.gzipBytes} | ${budget.targetBytes ?? '—'} | ${budget.limitBytes} | ${top} |`,
     );
   }
+  const core = SIZE_BUDGETS[0];
+  if (core !== undefined) console.log(`\nFeature by feature, \`${core.source}\`:\n\n${featureTable(await measureBundle(core.source))}`);
   console.log(`\nEvery module (its gzip share is its part of the minified bytes):\n\n\`\`\`\n${tables.join('\n\n')}\n\`\`\`\n`);
 }
 

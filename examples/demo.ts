@@ -7,7 +7,9 @@
 // two seconds. Every attempt, wait and outcome is printed as it happens.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FetchFunction, RetryError, type RetryEvent, gcs, retryAfterMsOf, retryFetch, systemCodeOf } from '../src/index.js';
+import { RetryError, type RetryEvent, retryAfterMsOf, systemCodeOf } from '../src/index.js';
+import { type FetchFunction, retryFetch } from '../src/fetch/index.js';
+import { gcs } from '../src/google/index.js';
 
 // --- the server -----------------------------------------------------------------------------
 

@@ -6,7 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededRandom } from '../bench/sim/random.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter, type RetryOptions, gcs, iam } from '../src/index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter, type RetryOptions } from '../src/index.js';
+import { gcs, iam } from '../src/google/index.js';
 import { type RetryDelayStats, sampleSchedule } from './lib/delay-schedule.js';
 import { renderChart } from './lib/svg-chart.js';
 

@@ -11,7 +11,7 @@
 //    node --import tsx scripts/resume-plot.ts [outDir]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { retryFetch } from '../src/index.js';
+import { retryFetch } from '../src/fetch/index.js';
 import { pattern, startTestbench } from '../test/fetch/testbench.js';
 import { renderChart } from './lib/svg-chart.js';
 

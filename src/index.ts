@@ -1,8 +1,9 @@
 /**
  * tenacious: retry any async call the right way. Truncated exponential backoff with jitter,
- * a deadline kept as a promise, abort, idempotency, and presets for Google Cloud.
+ * a deadline kept as a promise, abort, idempotency, retry budgets and hedging. `retryFetch` is
+ * in `tenacious/fetch`; the Google Cloud presets and uploads are in `tenacious/google`.
  *
- * @packageDocumentation
+ * @module tenacious
  */
 export type { BackoffPolicy, Jitter } from './types.js';
 export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
@@ -47,37 +48,12 @@ export {
   not,
 } from './classify/predicates.js';
 export type { RetryPredicate } from './types.js';
-export type { PresetRetryOptions } from './presets/preset.js';
-export { type IamCommonOptions, type IamOptions, type ReadModifyWriteSteps, iam, iamReadModifyWrite } from './presets/iam.js';
-export {
-  GCS_OPERATIONS,
-  type GcsByIdempotent,
-  type GcsByOperation,
-  type GcsByStrategy,
-  type GcsCommonOptions,
-  type GcsIdempotency,
-  type GcsOperation,
-  type GcsOptions,
-  type GcsPreconditions,
-  type GcsRetryStrategy,
-  gcs,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
-} from './presets/gcs.js';
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './fleet/budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, createAdaptiveThrottle } from './fleet/throttle.js';
+// Every error class of the library, those of tenacious/fetch and tenacious/google included: one
+// `catch` can tell them apart without importing the entry that threw them.
 export { HttpStatusError, ThrottledError } from './errors.js';
-export type { FetchFunction, RetryFetchOptions } from './fetch/fetch-options.js';
-export { retryFetch } from './fetch/retry-fetch.js';
 export { GcsUploadError, type GcsUploadErrorReason, ResumeError, type ResumeErrorReason } from './errors.js';
-export {
-  type GcsUploadBody,
-  type GcsUploadOptions,
-  type GcsUploadTarget,
-  gcsResumableUpload,
-  gcsStartResumableUpload,
-} from './fetch/gcs-upload.js';
 export { NOT_SENT_CODES, notSent } from './classify/not-sent.js';
 export {
   type HedgeEvent,

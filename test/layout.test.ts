@@ -1,6 +1,7 @@
 // The shape of src/ (see "Target layout" in the design): folders name layers, a module imports
 // only from its own layer or those below, no import cycle (type-only imports included), no file
-// over 300 lines, and every module loads on its own.
+// over 300 lines, every module loads on its own, and the package's entry points (`tenacious`,
+// `tenacious/fetch`, `tenacious/google`) only re-export: they sit above every layer.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,9 +19,12 @@ const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
   ['classify', /^classify\//],
   ['core', /^core\//],
   ['fleet', /^fleet\//],
-  ['fetch/presets', /^(fetch|presets)\//],
-  ['cli/index', /^(cli\/|index\.ts$)/],
+  ['fetch/google/presets', /^(fetch|google|presets)\/(?!index\.ts$)/],
+  ['cli/entry points', /^(cli\/|(fetch\/|google\/)?index\.ts$)/],
 ];
+
+/** The package's entry points (package.json "exports", tsup.config.ts): re-exports only. */
+const ENTRY_POINTS = ['index.ts', 'fetch/index.ts', 'google/index.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -45,6 +49,15 @@ function importsOf(file: string, text: string): string[] {
     found.add(relative(srcDir, resolve(srcDir, dirname(file), specifier)).replace(/\.js$/, '.ts'));
   }
   return [...found];
+}
+
+/** The statements of `text` that are not a re-export (`export … from '…'`), comments left out. */
+function notReExports(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  return code
+    .split(';')
+    .map((statement) => statement.trim().replace(/\s+/g, ' '))
+    .filter((statement) => statement !== '' && !/^export (?:type )?(?:\*|\{[^}]*\}) from '\.[^']+'$/.test(statement));
 }
 
 /** A cycle in `graph` as a list of files (first = last), or undefined. */
@@ -101,6 +114,13 @@ describe('the layout of src/', () => {
     expect(files.filter((file) => /^(fetch|presets|google)\//.test(file) && callsRetry(texts.get(file) as string))).toEqual([]);
   });
 
+  it('keeps the entry points to re-exports, so every line of code lives in a layer', () => {
+    for (const entry of ENTRY_POINTS) {
+      expect(files, entry).toContain(entry);
+      expect(notReExports(texts.get(entry) as string), entry).toEqual([]);
+    }
+  });
+
   it('has no file over 300 lines', () => {
     const lines = (file: string): number => (texts.get(file) as string).split('\n').length;
     expect(files.filter((file) => lines(file) > 300)).toEqual([]);
@@ -150,6 +170,19 @@ describe('the checks themselves', () => {
     ).toBeUndefined();
   });
 
+  it('tell a re-export from code', () => {
+    expect(
+      notReExports(
+        "/** doc; with a semicolon */\nexport { a, type B } from './a.js';\n// note; here\nexport type { C } from '../c.js';\nexport * from './d.js';",
+      ),
+    ).toEqual([]);
+    expect(notReExports("export { a } from './a.js';\nexport const b = 1;\nimport { c } from './c.js';\nexport { c };")).toEqual([
+      'export const b = 1',
+      "import { c } from './c.js'",
+      'export { c }',
+    ]);
+  });
+
   it('order the layers from util up to the entry points', () => {
     expect(layerOf('util/check.ts')).toBeLessThan(layerOf('errors.ts'));
     expect(layerOf('types.ts')).toBe(layerOf('errors.ts'));
@@ -161,6 +194,11 @@ describe('the checks themselves', () => {
     expect(layerOf('fetch/retry-fetch.ts')).toBe(layerOf('presets/gcs.ts'));
     expect(layerOf('cli/main.ts')).toBe(layerOf('index.ts'));
     expect(layerOf('presets/gcs.ts')).toBeLessThan(layerOf('index.ts'));
+    expect(layerOf('google/gcs.ts')).toBe(layerOf('presets/gcs.ts'));
+    for (const entry of ['fetch/index.ts', 'google/index.ts']) {
+      expect(layerOf(entry), entry).toBe(layerOf('index.ts'));
+      expect(layerOf('fetch/retry-fetch.ts'), entry).toBeLessThan(layerOf(entry));
+    }
     expect(() => layerOf('helpers.ts')).toThrow(/no layer/);
   });
 });

@@ -3,7 +3,8 @@
  * the command cannot drift from them. The CLI only needs these two parts of a preset: whether
  * an exit code is worth retrying is the CLI's own rule (`--retry-on`).
  */
-import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type RetryOptions, gcs, iam } from '../index.js';
+import { gcs, iam } from '../google/index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type RetryOptions } from '../index.js';
 
 /**
  * What `--preset` contributes: the delay schedule and the overall deadline.

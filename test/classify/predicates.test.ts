@@ -4,12 +4,10 @@ import {
   allOf,
   anyOf,
   errorReason,
-  gcs,
   grpcCode,
   grpcCodeOf,
   GrpcStatus,
   httpStatus,
-  iam,
   isTransient,
   networkError,
   not,
@@ -18,6 +16,7 @@ import {
   timedOut,
   TimeoutError,
 } from '../../src/index.js';
+import { gcs, iam } from '../../src/google/index.js';
 import { RECORDED_ROWS, rebuild, RUNTIME_FAILURES } from './runtime-errors.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);

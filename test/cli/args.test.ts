@@ -4,7 +4,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, readArgs } from '../../src/cli/args.js';
 import { renderSchedule } from '../../src/cli/schedule.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, gcs, iam } from '../../src/index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF } from '../../src/index.js';
+import { gcs, iam } from '../../src/google/index.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {

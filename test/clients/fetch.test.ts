@@ -5,8 +5,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AttemptContext,
   TimeoutError,
-  gcs,
-  iam,
   isTransient,
   networkError,
   retry,
@@ -14,6 +12,7 @@ import {
   systemCodeOf,
   timedOut,
 } from '../../src/index.js';
+import { gcs, iam } from '../../src/google/index.js';
 import { failureOf, isLoopback, type LoopbackServer, refusedUrl, resetConnection, startHttpServer, watchConnections } from './loopback.js';
 
 /** How the two presets and the default classification judge an error. */

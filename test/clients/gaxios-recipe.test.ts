@@ -7,7 +7,8 @@
 // 409 ABORTED, and the attempt's signal cancelling the request in flight.
 import { GaxiosError, instance, request } from 'gaxios';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type IamOptions, RetryError, iam, iamReadModifyWrite, retry } from '../../src/index.js';
+import { RetryError, retry } from '../../src/index.js';
+import { type IamOptions, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import { failureOf, isLoopback, type LoopbackServer, sendGoogleError, sendJson, startHttpServer, watchConnections } from './loopback.js';
 import { type ScriptedServer, recipeRegionsOf, scriptedServer } from './recipe-kit.js';
 

@@ -6,7 +6,8 @@
 import { type GaxiosOptions, type GaxiosResponse, request } from 'gaxios';
 import { createRequire } from 'node:module';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { aborted, gcs, iam, iamReadModifyWrite, isTransient, retry, retryAfterMsOf, statusStringOf, timedOut } from '../../src/index.js';
+import { aborted, isTransient, retry, retryAfterMsOf, statusStringOf, timedOut } from '../../src/index.js';
+import { gcs, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import {
   failureOf,
   isLoopback,

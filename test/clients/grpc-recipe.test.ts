@@ -16,7 +16,8 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type AttemptContext, GrpcStatus, RetryError, type RetryOptions, iam, isTransient, retry } from '../../src/index.js';
+import { type AttemptContext, GrpcStatus, RetryError, type RetryOptions, isTransient, retry } from '../../src/index.js';
+import { iam } from '../../src/google/index.js';
 import { TEST_SERVICE } from './grpc-service.js';
 import { failureOf, isLoopback, watchConnections } from './loopback.js';
 import { recipeRegionsOf } from './recipe-kit.js';

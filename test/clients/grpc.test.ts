@@ -3,18 +3,8 @@
 // ServiceError grpc-js really throws, classified by iam(), gcs() and the default; and
 // iamReadModifyWrite rerunning read → modify → write over real calls when the write is ABORTED.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  GrpcStatus,
-  RetryError,
-  aborted,
-  gcs,
-  grpcCodeOf,
-  iam,
-  iamReadModifyWrite,
-  isTransient,
-  retry,
-  retryAfterMsOf,
-} from '../../src/index.js';
+import { GrpcStatus, RetryError, aborted, grpcCodeOf, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { gcs, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import { type GrpcLoopback, type LoopbackClient, type Policy, connect, startGrpcServer, unary } from './grpc-service.js';
 import { failureOf, isLoopback, watchConnections } from './loopback.js';
 

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { CRC32C, type File, Storage, type StorageOptions } from '@google-cloud/storage';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type GcsCommonOptions, RetryError, gcs, retry } from '../../src/index.js';
+import { RetryError, retry } from '../../src/index.js';
+import { type GcsCommonOptions, gcs } from '../../src/google/index.js';
 import { failureOf, isLoopback, watchConnections } from './loopback.js';
 import { type ScriptedServer, recipeRegionsOf, recipesShow, scriptedServer } from './recipe-kit.js';
 

@@ -9,7 +9,8 @@
 // server sees no Authorization header, and no socket connects anywhere but 127.0.0.1.
 import { Storage } from '@google-cloud/storage';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { gcs, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { gcs } from '../../src/google/index.js';
 import {
   failureOf,
   isLoopback,

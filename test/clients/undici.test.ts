@@ -7,16 +7,8 @@
 // throws, and the attempt's signal cancelling the request in flight.
 import { Agent, errors, fetch, interceptors, request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  type FetchFunction,
-  RetryError,
-  type RetryFetchOptions,
-  type RetryOptions,
-  isTransient,
-  retry,
-  retryAfterMsOf,
-  retryFetch,
-} from '../../src/index.js';
+import { RetryError, type RetryOptions, isTransient, retry, retryAfterMsOf } from '../../src/index.js';
+import { type FetchFunction, type RetryFetchOptions, retryFetch } from '../../src/fetch/index.js';
 import { failureOf, refusedUrl, sendGoogleError, startHttpServer } from './loopback.js';
 import { ITEM, STATUS_CLASSES, fast, recipeRegionsOf, useScriptedServers } from './recipe-kit.js';
 

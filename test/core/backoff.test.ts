@@ -226,7 +226,8 @@ describe('regressions of issue 12: a backoff is read as written', () => {
   const google: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
 
   it('defect 10: a misspelled jitter field is refused by computeDelay, retry() and the presets', async () => {
-    const { retry, iam } = await import('../../src/index.js');
+    const { retry } = await import('../../src/index.js');
+    const { iam } = await import('../../src/google/index.js');
     const misspelled = { additiveMs: 1000, afterCapp: true } as unknown as Jitter;
     expect(() => computeDelay(0, { ...google, jitter: misspelled })).toThrow(
       new TypeError('policy.jitter.afterCapp is not a jitter option (expected additiveMs, afterCap)'),

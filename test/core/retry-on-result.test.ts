@@ -2,16 +2,8 @@
 // backoff, deadline, budget and hooks; giving up rejects with a RetryError holding that value.
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import {
-  type AttemptContext,
-  RetryError,
-  type RetryEvent,
-  computeDelay,
-  createRetryBudget,
-  iam,
-  retry,
-  withRetry,
-} from '../../src/index.js';
+import { type AttemptContext, RetryError, type RetryEvent, computeDelay, createRetryBudget, retry, withRetry } from '../../src/index.js';
+import { iam } from '../../src/google/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();

@@ -3,15 +3,8 @@
 import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type GiveUpEvent,
-  GcsUploadError,
-  HttpStatusError,
-  RetryError,
-  type SuccessEvent,
-  gcsResumableUpload,
-  gcsStartResumableUpload,
-} from '../../src/index.js';
+import { type GiveUpEvent, GcsUploadError, HttpStatusError, RetryError, type SuccessEvent } from '../../src/index.js';
+import { gcsResumableUpload, gcsStartResumableUpload } from '../../src/google/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { type InstalledClock, track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';

@@ -4,7 +4,9 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AttemptContext, type HedgeEvent, createHedger, gcs, hedging, retryFetch } from '../../src/index.js';
+import { type AttemptContext, type HedgeEvent, createHedger, hedging } from '../../src/index.js';
+import { retryFetch } from '../../src/fetch/index.js';
+import { gcs } from '../../src/google/index.js';
 
 interface Request {
   method: string;

@@ -3,7 +3,7 @@
 import { type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach } from 'vitest';
-import type { RetryFetchOptions } from '../../src/index.js';
+import type { RetryFetchOptions } from '../../src/fetch/index.js';
 
 // A scripted loopback server: answer n is replies[n] (then 200 "ok"); records every request.
 

@@ -1,7 +1,7 @@
 // Which requests retryFetch sends again, and with which body (src/fetch/request-plan.ts), on a
 // real node:http server on 127.0.0.1 with Node's own fetch.
 import { describe, expect, it } from 'vitest';
-import { retryFetch } from '../../src/index.js';
+import { retryFetch } from '../../src/fetch/index.js';
 import type { AttemptContext, RetryEvent } from '../../src/types.js';
 import { startFaultServer } from '../faults/server.js';
 import {

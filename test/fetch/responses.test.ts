@@ -4,7 +4,7 @@
 import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { retryFetch } from '../../src/index.js';
+import { retryFetch } from '../../src/fetch/index.js';
 import { runInNewContext } from 'node:vm';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { startFaultServer } from '../faults/server.js';

@@ -2,7 +2,9 @@
 // that behaves like Google's storage testbench (test/fetch/testbench.ts), with 1 ms backoff;
 // the timing tests run in virtual time with an injected fetch whose bodies break on cue.
 import { afterEach, describe, expect, it } from 'vitest';
-import { HttpStatusError, ResumeError, RetryError, type RetryEvent, type RetryFetchOptions, gcs, retryFetch } from '../../src/index.js';
+import { HttpStatusError, ResumeError, RetryError, type RetryEvent } from '../../src/index.js';
+import { type RetryFetchOptions, retryFetch } from '../../src/fetch/index.js';
+import { gcs } from '../../src/google/index.js';
 import { crc32c } from '../../src/transfer/crc32c.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';

@@ -20,15 +20,9 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FetchFunction,
-  ResumeError,
-  type RetryFetchOptions,
-  gcs,
-  gcsResumableUpload,
-  gcsStartResumableUpload,
-  retryFetch,
-} from '../../src/index.js';
+import { ResumeError } from '../../src/index.js';
+import { type FetchFunction, type RetryFetchOptions, retryFetch } from '../../src/fetch/index.js';
+import { gcs, gcsResumableUpload, gcsStartResumableUpload } from '../../src/google/index.js';
 import { pattern } from './testbench.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,7 +1,10 @@
-// Runs in headless Chromium (see browser.test.ts): loads the built ES module as a browser would,
-// exercises retry() and computeDelay over real fetches, timers and AbortSignals, and posts what
-// it saw back to the server that served it.
-import { RetryError, computeDelay, retry } from '/dist/index.js';
+// Runs in headless Chromium (see browser.test.ts): loads the built ES modules as a browser would
+// (the three entries and the chunks they share), exercises retry(), computeDelay and retryFetch
+// with gcs() over real fetches, timers and AbortSignals, and posts what it saw back to the server
+// that served it.
+import { HttpStatusError as MainHttpStatusError, RetryError, computeDelay, retry } from '/dist/index.js';
+import { HttpStatusError, retryFetch } from '/dist/fetch.js';
+import { gcs } from '/dist/google.js';
 
 const httpError = (status, response) => Object.assign(new Error(`HTTP ${status}`), { status, response });
 
@@ -20,6 +23,16 @@ async function flakyFetch() {
     { backoff: { initialDelayMs: 20, maxDelayMs: 80 }, rng: () => 1, deadlineMs: 10_000, onRetry: (e) => delays.push(e.delayMs) },
   );
   return { body, statuses, delays, elapsedMs: performance.now() - started };
+}
+
+/** The subpath entries together: retryFetch with gcs(); the server's /once-busy answers 503, then 200. */
+async function subpaths() {
+  const retried = [];
+  const response = await retryFetch('/once-busy', undefined, {
+    ...gcs({ operation: 'objects.get', backoff: { initialDelayMs: 1, maxDelayMs: 2 } }),
+    onRetry: (event) => retried.push({ status: event.error.status, httpStatusError: event.error instanceof HttpStatusError }),
+  });
+  return { status: response.status, body: await response.json(), retried, sharedErrorClass: HttpStatusError === MainHttpStatusError };
 }
 
 async function exhausted() {
@@ -90,6 +103,7 @@ async function main() {
   return {
     userAgent: navigator.userAgent,
     flakyFetch: await flakyFetch(),
+    subpaths: await subpaths(),
     exhausted: await exhausted(),
     permanent: await permanent(),
     abortDuringAttempt: await abortDuringAttempt(),

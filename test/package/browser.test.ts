@@ -1,4 +1,4 @@
-// A real browser: the built ES module served over loopback HTTP and run by headless Chromium
+// A real browser: the built ES modules served over loopback HTTP and run by headless Chromium
 // (Debian's `chromium` package, driven through playwright-core). The page (browser-page.js)
 // retries real fetches, waits on real timers, aborts with a real AbortSignal, and posts its
 // findings back to the server.
@@ -16,6 +16,7 @@ interface PageReport {
   failed?: string;
   userAgent: string;
   flakyFetch: { body: { served: number }; statuses: number[]; delays: number[]; elapsedMs: number };
+  subpaths: { status: number; body: { served: number }; retried: unknown[]; sharedErrorClass: boolean };
   exhausted: { calls: number; isRetryError: boolean; reason: string; attempts: number; cause: string };
   permanent: { calls: number; sameError: boolean };
   abortDuringAttempt: { rejectedWithReason: boolean; attemptAborted: boolean; attemptReason: boolean };
@@ -33,11 +34,12 @@ const PAGE = `<!doctype html>
 `;
 
 /**
- * Serves the page, its script, the built modules in dist/, a flaky endpoint, and a /report
+ * Serves the page, its script, the built modules in dist/, two flaky endpoints, and a /report
  * endpoint that hands the page's findings to `onReport`.
  */
 function startServer(onReport: (report: PageReport) => void): Promise<Server> {
   let flakyRequests = 0;
+  let onceBusyRequests = 0;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     if (path === '/') {
@@ -57,6 +59,10 @@ function startServer(onReport: (report: PageReport) => void): Promise<Server> {
       if (flakyRequests === 1) res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
       else if (flakyRequests === 2) res.writeHead(429, { 'retry-after': '1', 'content-type': 'text/plain' }).end('slow down');
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ served: flakyRequests }));
+    } else if (path === '/once-busy') {
+      onceBusyRequests += 1;
+      if (onceBusyRequests === 1) res.writeHead(503, { 'content-type': 'text/plain' }).end('busy');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ served: onceBusyRequests }));
     } else if (path === '/report' && req.method === 'POST') {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -115,7 +121,7 @@ describe('in headless Chromium', () => {
     }
   }, 30_000);
 
-  it('runs retry() and computeDelay from the built ES module and reports back', (ctx) => {
+  it('runs retry(), computeDelay and retryFetch with gcs() from the built ES modules and reports back', (ctx) => {
     if (!hasChromium()) {
       if (IN_CI) throw new Error(`${MISSING} In CI (CI=${process.env.CI}) the browser test must run.`);
       // Outside CI a machine without Chromium may still run the rest of the suite.
@@ -132,6 +138,14 @@ describe('in headless Chromium', () => {
     expect(report.flakyFetch.body).toEqual({ served: 3 });
     expect(report.flakyFetch.delays).toEqual([20, 1000]);
     expect(report.flakyFetch.elapsedMs).toBeGreaterThanOrEqual(1000);
+
+    // tenacious/fetch and tenacious/google in one page: 503, one retry, 200; one HttpStatusError class.
+    expect(report.subpaths).toEqual({
+      status: 200,
+      body: { served: 2 },
+      retried: [{ status: 503, httpStatusError: true }],
+      sharedErrorClass: true,
+    });
 
     expect(report.exhausted).toEqual({ calls: 3, isRetryError: true, reason: 'attempts', attempts: 3, cause: 'HTTP 503' });
     expect(report.permanent).toEqual({ calls: 1, sameError: true });

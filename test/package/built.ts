@@ -11,10 +11,20 @@ import { promisify } from 'node:util';
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** The files the build must produce for the library entry: ESM and CJS, each with its declarations. */
-export const ENTRY_FILES = ['dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts'] as const;
+/**
+ * The package's entry points (package.json "exports"): the name a user imports, its source, and
+ * its base name in dist/.
+ */
+export const ENTRIES = [
+  { specifier: 'tenacious', source: 'src/index.ts', dist: 'index' },
+  { specifier: 'tenacious/fetch', source: 'src/fetch/index.ts', dist: 'fetch' },
+  { specifier: 'tenacious/google', source: 'src/google/index.ts', dist: 'google' },
+] as const;
 
-/** Throws a clear error unless dist/ holds a build of the library entry. */
+/** The files the build must produce for each entry point: ESM and CJS, each with its declarations. */
+export const ENTRY_FILES = ENTRIES.flatMap(({ dist }) => ['js', 'cjs', 'd.ts', 'd.cts'].map((ext) => `dist/${dist}.${ext}`));
+
+/** Throws a clear error unless dist/ holds a build of every entry point. */
 export function assertBuilt(): void {
   const missing = ENTRY_FILES.filter((file) => !existsSync(join(ROOT, file)));
   if (missing.length > 0) {

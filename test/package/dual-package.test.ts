@@ -2,7 +2,8 @@
 // `import`s it, another `require`s it) has two copies of every class. The library's errors
 // must be recognised across them: `instanceof` and `isRetryError` from either copy accept an
 // error made by the other. Loads the real build: dist/index.js by import, dist/index.cjs by
-// require, as Node loads them for a user.
+// require, as Node loads them for a user, and the subpath entries (dist/fetch.*, dist/google.*)
+// beside them: within one build the entries share one copy of each class.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,14 +11,30 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt } from './built.js';
 
 type Tenacious = typeof import('../../src/index.js');
+type FetchEntry = typeof import('../../src/fetch/index.js');
+type GoogleEntry = typeof import('../../src/google/index.js');
+interface Build {
+  main: Tenacious;
+  fetch: FetchEntry;
+  google: GoogleEntry;
+}
 
 let esm: Tenacious;
 let cjs: Tenacious;
+const builds: Record<'esm' | 'cjs', Build> = {} as Record<'esm' | 'cjs', Build>;
 
 beforeAll(async () => {
   assertBuilt();
-  esm = (await import(pathToFileURL(join(ROOT, 'dist/index.js')).href)) as Tenacious;
-  cjs = createRequire(import.meta.url)(join(ROOT, 'dist/index.cjs')) as Tenacious;
+  const load = async (name: string) => import(pathToFileURL(join(ROOT, `dist/${name}.js`)).href);
+  const require = createRequire(import.meta.url);
+  builds.esm = { main: await load('index'), fetch: await load('fetch'), google: await load('google') };
+  builds.cjs = {
+    main: require(join(ROOT, 'dist/index.cjs')),
+    fetch: require(join(ROOT, 'dist/fetch.cjs')),
+    google: require(join(ROOT, 'dist/google.cjs')),
+  };
+  esm = builds.esm.main;
+  cjs = builds.cjs.main;
 });
 
 const fastFail = { maxAttempts: 2, backoff: { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' } } as const;
@@ -70,6 +87,36 @@ describe('the ESM and the CommonJS build loaded side by side', () => {
       expect(copy.isRetryError(made.RetryError)).toBe(true);
       expect(copy.isRetryError(made.TimeoutError)).toBe(false);
     }
+  });
+
+  it('share one class per error between the entries of one build (tenacious, tenacious/fetch, tenacious/google)', () => {
+    for (const { main, fetch, google } of [builds.esm, builds.cjs]) {
+      expect(fetch.HttpStatusError).toBe(main.HttpStatusError);
+      expect(fetch.ResumeError).toBe(main.ResumeError);
+      expect(google.GcsUploadError).toBe(main.GcsUploadError);
+    }
+    // Across the two builds the classes are two copies, recognised through the brand.
+    expect(builds.esm.fetch.HttpStatusError).not.toBe(builds.cjs.main.HttpStatusError);
+    const error = new builds.cjs.main.HttpStatusError(new Response(null, { status: 503 }), 'GET');
+    expect(error instanceof builds.esm.fetch.HttpStatusError).toBe(true);
+    expect(new builds.esm.google.GcsUploadError('protocol', 200, 'short') instanceof builds.cjs.main.GcsUploadError).toBe(true);
+  });
+
+  it('keep one retry layer across entries and builds: the Google presets see a RetryError of the other copy as final', async () => {
+    let inner = 0;
+    const busy = () => Promise.reject(Object.assign(new Error('busy'), { status: 503 }));
+    const outer = await builds.esm.main
+      .retry(
+        () =>
+          builds.cjs.main.retry(() => {
+            inner++;
+            return busy();
+          }, fastFail),
+        { ...builds.esm.google.iam(), backoff: { initialDelayMs: 1, maxDelayMs: 1 } },
+      )
+      .catch((error: unknown) => error);
+    expect(builds.esm.main.isRetryError(outer)).toBe(true);
+    expect(inner).toBe(2);
   });
 
   it('do not take look-alikes for their errors: a name is not a brand', () => {

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, run } from './built.js';
+import { ENTRY_FILES, ROOT, run } from './built.js';
 
 let tmp: string;
 let clone: string;
@@ -81,10 +81,8 @@ describe('npm pack in a fresh clone', () => {
     expect(distBeforePack).toBe(false);
   });
 
-  it('builds before packing (prepack), so the tarball holds both builds, their declarations and the command', () => {
-    expect(packed).toEqual(
-      expect.arrayContaining(['package.json', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts', 'dist/cli.js']),
-    );
+  it('builds before packing (prepack), so the tarball holds both builds of every entry, their declarations and the command', () => {
+    expect(packed).toEqual(expect.arrayContaining(['package.json', ...ENTRY_FILES, 'dist/cli.js']));
   });
 });
 
@@ -102,6 +100,32 @@ describe('the fresh clone’s tarball, installed into an empty project', () => {
     await writeFile(join(consumer, 'esm.mjs'), script(["import { RetryError, retry } from 'tenacious';", 'let calls = 0;']));
     const { stdout } = await run(process.execPath, ['esm.mjs'], { cwd: consumer });
     expect(JSON.parse(stdout)).toEqual({ value: 'done', calls: 2, retryError: 'function' });
+  });
+
+  it('imports and requires the subpaths by name: tenacious/fetch and tenacious/google', async () => {
+    const lines = [
+      'const flaky = async () => (++calls < 2 ? new Response("busy", { status: 503 }) : new Response("ok"));',
+      'retryFetch("https://storage.example/o", undefined, { ...gcs({ operation: "objects.get", backoff: { initialDelayMs: 1, maxDelayMs: 1 } }), fetch: flaky })',
+      '  .then(async (response) => console.log(JSON.stringify({ status: response.status, body: await response.text(), calls })),',
+      '        (error) => { console.error(error); process.exitCode = 1; });',
+    ];
+    await writeFile(
+      join(consumer, 'subpaths.mjs'),
+      ["import { retryFetch } from 'tenacious/fetch';", "import { gcs } from 'tenacious/google';", 'let calls = 0;', ...lines].join('\n'),
+    );
+    await writeFile(
+      join(consumer, 'subpaths.cjs'),
+      [
+        "const { retryFetch } = require('tenacious/fetch');",
+        "const { gcs } = require('tenacious/google');",
+        'let calls = 0;',
+        ...lines,
+      ].join('\n'),
+    );
+    for (const file of ['subpaths.mjs', 'subpaths.cjs']) {
+      const { stdout } = await run(process.execPath, [file], { cwd: consumer });
+      expect(JSON.parse(stdout), file).toEqual({ status: 200, body: 'ok', calls: 2 });
+    }
   });
 
   it('requires by name from CommonJS', async () => {

@@ -1,11 +1,12 @@
 // The library must run wherever modern JavaScript runs: browsers, Deno, Bun, edge workers. So
-// its ESM entry, bundled for esbuild's `neutral` platform, may import nothing at all (no Node
-// built-in, no package: zero runtime dependencies) and may not reach for Node's globals.
+// each ESM entry (`tenacious`, `tenacious/fetch`, `tenacious/google`), bundled for esbuild's
+// `neutral` platform, may import nothing at all (no Node built-in, no package: zero runtime
+// dependencies) and may not reach for Node's globals.
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { type BuildOptions, type Plugin, build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { ROOT, assertBuilt } from './built.js';
+import { ENTRIES, ROOT, assertBuilt } from './built.js';
 
 /** Globals that exist in Node but not in a browser or a worker. */
 const NODE_GLOBALS = ['process', 'Buffer', 'global', 'require', 'module', '__dirname', '__filename', 'setImmediate'];
@@ -55,21 +56,30 @@ async function bundleNeutral(options: BuildOptions): Promise<{ imports: ForeignI
   return { imports, nodeGlobals, code };
 }
 
-describe('the ESM entry, bundled for a neutral platform', () => {
-  it('built (dist/index.js) imports nothing and uses no Node global', async () => {
+/** A name each entry's bundle must hold, so that it is the library, not an empty file. */
+const LANDMARK: Record<(typeof ENTRIES)[number]['specifier'], string> = {
+  tenacious: 'computeDelay',
+  'tenacious/fetch': 'retryFetch',
+  'tenacious/google': 'gcsResumableUpload',
+};
+
+describe.each(ENTRIES)('the ESM entry $specifier, bundled for a neutral platform', ({ specifier, source, dist }) => {
+  it(`built (dist/${dist}.js, with the chunks it shares) imports nothing and uses no Node global`, async () => {
     assertBuilt();
-    const { imports, nodeGlobals, code } = await bundleNeutral({ entryPoints: [join(ROOT, 'dist/index.js')] });
+    const { imports, nodeGlobals, code } = await bundleNeutral({ entryPoints: [join(ROOT, `dist/${dist}.js`)] });
     expect(imports).toEqual([]);
     expect(nodeGlobals).toEqual([]);
-    expect(code).toContain('computeDelay'); // the bundle is the library, not an empty file
+    expect(code).toContain(LANDMARK[specifier]);
   });
 
-  it('source (src/index.ts) imports nothing and uses no Node global', async () => {
-    const { imports, nodeGlobals } = await bundleNeutral({ entryPoints: [join(ROOT, 'src/index.ts')] });
+  it(`source (${source}) imports nothing and uses no Node global`, async () => {
+    const { imports, nodeGlobals } = await bundleNeutral({ entryPoints: [join(ROOT, source)] });
     expect(imports).toEqual([]);
     expect(nodeGlobals).toEqual([]);
   });
+});
 
+describe('the neutral-platform check', () => {
   it('the check itself catches node: imports, bare built-ins, packages and Node globals', async () => {
     const { imports, nodeGlobals } = await bundleNeutral({
       stdin: {

@@ -146,6 +146,14 @@ const BROKEN: Snippet = {
   code: "import { retry } from 'tenacious';\nawait retry(() => 1, { maxAtempts: 3 });\n",
 };
 
+/** A block still importing retryFetch from the main entry, which exports it no more (tenacious/fetch does). */
+const OLD_ENTRY: Snippet = {
+  source: 'self-check:entry',
+  line: 1,
+  fileName: join(ROOT, 'docs/readme', 'recipe-self-check-entry.ts'),
+  code: "import { retry } from 'tenacious';\nimport { retryFetch } from 'tenacious';\nawait retry(() => retryFetch('https://example.com/'));\n",
+};
+
 describe('the code blocks of the documentation', () => {
   let snippets: Snippet[];
   let errors: string[];
@@ -153,7 +161,7 @@ describe('the code blocks of the documentation', () => {
     assertBuilt();
     snippets = documents().flatMap(snippetsOf);
     // One program for all: building it (Node's, Storage's and grpc-js's types) is the slow part.
-    errors = typeCheck([...snippets, BROKEN]);
+    errors = typeCheck([...snippets, BROKEN, OLD_ENTRY]);
   }, 120_000);
 
   it('reads the README sections and the docs pages (the check is not vacuous)', () => {
@@ -216,9 +224,10 @@ describe('the code blocks of the documentation', () => {
     expect(errors.filter((e) => !e.startsWith('self-check:'))).toEqual([]);
   });
 
-  it('would report a block that misuses the API (the check is not vacuous)', () => {
+  it('would report a block that misuses the API or imports from the wrong entry (the check is not vacuous)', () => {
     const caught = errors.filter((e) => e.startsWith('self-check:'));
-    expect(caught).toHaveLength(1);
+    expect(caught).toHaveLength(2);
     expect(caught[0]).toMatch(/^self-check:2: .*maxAtempts/);
+    expect(caught[1]).toMatch(/^self-check:entry:2: .*has no exported member .*retryFetch/);
   });
 });

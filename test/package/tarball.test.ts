@@ -1,13 +1,14 @@
 // What a user installs: the tarball `npm pack` makes, installed into an empty project, then
-// imported by name as ESM and required as CJS, type-checked in both module modes, and linted by
-// publint and arethetypeswrong. Nothing here reads the repository's own dist/ directly.
+// imported by name as ESM and required as CJS (`tenacious`, `tenacious/fetch` and
+// `tenacious/google`), type-checked in both module modes, and linted by publint and
+// arethetypeswrong. Nothing here reads the repository's own dist/ directly.
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENTRY_FILES, ROOT, assertBuilt, bin, run } from './built.js';
+import { ENTRIES, ENTRY_FILES, ROOT, assertBuilt, bin, run } from './built.js';
 
 let tmp: string;
 let tarball: string;
@@ -106,8 +107,8 @@ describe('importing the installed package by name', () => {
     delay: [1250, 32_000],
   };
 
-  async function sourceExports(): Promise<string[]> {
-    return Object.keys(await import('../../src/index.js')).sort();
+  async function sourceExports(source = 'src/index.ts'): Promise<string[]> {
+    return Object.keys(await import(join(ROOT, source))).sort();
   }
 
   it('as ESM: import from "tenacious" loads dist/index.js', async () => {
@@ -140,6 +141,71 @@ describe('importing the installed package by name', () => {
     expect(report.exports).toEqual(await sourceExports());
   });
 
+  // Each entry as its own module system finds it, and what it exports: exactly its source's names.
+  const SUBPATH_BODY = `
+(async () => {
+  const loaded = {};
+  for (const [specifier, entry] of Object.entries(ENTRIES)) loaded[specifier] = { resolved: RESOLVE(specifier), exports: Object.keys(entry).sort() };
+  const main = ENTRIES.tenacious, fetchEntry = ENTRIES['tenacious/fetch'], google = ENTRIES['tenacious/google'];
+  let calls = 0;
+  const flaky = async () => (++calls < 2 ? new Response('busy', { status: 503 }) : new Response('ok'));
+  const response = await fetchEntry.retryFetch('https://storage.example/o', undefined, {
+    ...google.gcs({ operation: 'objects.get', backoff: { initialDelayMs: 1, maxDelayMs: 1 } }),
+    fetch: flaky,
+  });
+  console.log(JSON.stringify({
+    loaded,
+    fetched: { status: response.status, body: await response.text(), calls },
+    // One copy of each error class whichever entry it is imported from: the entries share their code.
+    shared: [fetchEntry.HttpStatusError === main.HttpStatusError, fetchEntry.ResumeError === main.ResumeError, google.GcsUploadError === main.GcsUploadError],
+    mainHasNoSubpathNames: ['retryFetch', 'gcs', 'iam', 'gcsResumableUpload'].filter((name) => name in main),
+  }));
+})().catch((error) => { console.error(error); process.exitCode = 1; });
+`;
+
+  async function expectSubpaths(stdout: string, extension: string): Promise<void> {
+    const report = JSON.parse(stdout) as {
+      loaded: Record<string, { resolved: string; exports: string[] }>;
+      fetched: unknown;
+      shared: boolean[];
+      mainHasNoSubpathNames: string[];
+    };
+    for (const { specifier, source, dist } of ENTRIES) {
+      expect(report.loaded[specifier]?.resolved, specifier).toMatch(
+        new RegExp(`/consumer/node_modules/tenacious/dist/${dist}\\.${extension}$`),
+      );
+      expect(report.loaded[specifier]?.exports, specifier).toEqual(await sourceExports(source));
+    }
+    expect(report.fetched).toEqual({ status: 200, body: 'ok', calls: 2 });
+    expect(report.shared).toEqual([true, true, true]);
+    expect(report.mainHasNoSubpathNames).toEqual([]);
+  }
+
+  it('as ESM: each subpath loads its own file of dist/, and they share one copy of the engine and the errors', async () => {
+    const script = [
+      "import * as main from 'tenacious';",
+      "import * as fetchEntry from 'tenacious/fetch';",
+      "import * as google from 'tenacious/google';",
+      "const ENTRIES = { tenacious: main, 'tenacious/fetch': fetchEntry, 'tenacious/google': google };",
+      'const RESOLVE = (specifier) => import.meta.resolve(specifier);',
+      SUBPATH_BODY,
+    ].join('\n');
+    await writeFile(join(consumer, 'subpaths.mjs'), script);
+    const { stdout } = await run(process.execPath, ['subpaths.mjs'], { cwd: consumer });
+    await expectSubpaths(stdout, 'js');
+  });
+
+  it('as CJS: each subpath requires its own file of dist/, and they share one copy of the engine and the errors', async () => {
+    const script = [
+      "const ENTRIES = { tenacious: require('tenacious'), 'tenacious/fetch': require('tenacious/fetch'), 'tenacious/google': require('tenacious/google') };",
+      'const RESOLVE = (specifier) => require.resolve(specifier);',
+      SUBPATH_BODY,
+    ].join('\n');
+    await writeFile(join(consumer, 'subpaths.cjs'), script);
+    const { stdout } = await run(process.execPath, ['subpaths.cjs'], { cwd: consumer });
+    await expectSubpaths(stdout, 'cjs');
+  });
+
   it('type-checks from an ES module and from a CommonJS module, declarations included', async () => {
     await writeFile(
       join(consumer, 'tsconfig.json'),
@@ -165,21 +231,38 @@ describe('importing the installed package by name', () => {
       join(consumer, 'types-esm.mts'),
       [
         "import { type RetryOptions, RetryError, computeDelay, retry } from 'tenacious';",
+        "import * as tenacious from 'tenacious';",
         'const options: RetryOptions = { maxAttempts: 2, deadlineMs: 1000 };',
         'export const n: Promise<number> = retry(async ({ attempt }) => attempt, options);',
         "export const d: number = computeDelay(0, { initialDelayMs: 1, multiplier: 2, maxDelayMs: 4, jitter: 'full' });",
         "export const reason: 'deadline' | 'attempts' | 'budget' = new RetryError('attempts', 1, 0, null).reason;",
         '// @ts-expect-error maxAttempts is a number',
         "retry(() => 1, { maxAttempts: 'three' });",
+        "import { type RetryFetchOptions, HttpStatusError, retryFetch } from 'tenacious/fetch';",
+        "import { type GcsOperation, gcs, gcsResumableUpload } from 'tenacious/google';",
+        "const op: GcsOperation = 'objects.get';",
+        'const fetchOptions: RetryFetchOptions = { ...gcs({ operation: op }), attemptTimeoutMs: 1000 };',
+        "export const r: Promise<Response> = retryFetch('https://storage.example/o', undefined, fetchOptions);",
+        "export const u: Promise<Response> = gcsResumableUpload('https://storage.example/s', new Uint8Array(1));",
+        'export const same: typeof HttpStatusError = tenacious.HttpStatusError;',
+        '// @ts-expect-error retryFetch is exported by tenacious/fetch, no longer by tenacious',
+        "export { retryFetch as fromMain } from 'tenacious';",
+        '// @ts-expect-error gcs is exported by tenacious/google, no longer by tenacious',
+        "export { gcs as gcsFromMain } from 'tenacious';",
       ].join('\n'),
     );
     await writeFile(
       join(consumer, 'types-cjs.cts'),
       [
         "import tenacious = require('tenacious');",
+        "import fetchEntry = require('tenacious/fetch');",
+        "import google = require('tenacious/google');",
         'export const s: Promise<string> = tenacious.retry(async ({ signal }) => String(signal.aborted));',
         '// @ts-expect-error the predicate takes an error and returns a boolean',
         "tenacious.retry(() => 1, { retryable: () => 'yes' });",
+        "export const r: Promise<Response> = fetchEntry.retryFetch('https://iam.example/', undefined, google.iam());",
+        '// @ts-expect-error an operation the Cloud Storage table does not know',
+        "google.gcs({ operation: 'objects.frobnicate' });",
       ].join('\n'),
     );
     await run(bin('tsc'), ['-p', 'tsconfig.json'], { cwd: consumer });

@@ -2,19 +2,15 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type BackoffPolicy,
-  GCS_OPERATIONS,
   GrpcStatus,
   type GrpcStatusName,
   type RetryError,
   type RetryOptions,
   TimeoutError,
   computeDelay,
-  gcs,
-  gcsIdempotency,
-  gcsIsIdempotent,
-  gcsPreconditionMet,
   retry,
 } from '../../src/index.js';
+import { GCS_OPERATIONS, gcs, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from '../../src/google/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);

@@ -9,13 +9,11 @@ import {
   type RetryOptions,
   TimeoutError,
   computeDelay,
-  iam,
-  iamReadModifyWrite,
   anyOf,
-  gcs,
   httpStatus,
   retry,
 } from '../../src/index.js';
+import { iam, iamReadModifyWrite, gcs } from '../../src/google/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);

@@ -1,5 +1,6 @@
-// Bun, CommonJS: the built dist/index.cjs, loaded with require(), against Bun.serve.
-const lib = require('../../dist/index.cjs');
+// Bun, CommonJS: the built entries (dist/index.cjs, dist/fetch.cjs, dist/google.cjs), loaded with
+// require(), against Bun.serve.
+const lib = { ...require('../../dist/index.cjs'), ...require('../../dist/fetch.cjs'), ...require('../../dist/google.cjs') };
 
 (async () => {
   const { handle } = await import('./smoke-server.js');

@@ -1,6 +1,9 @@
-// Deno: the built dist/index.js against Deno.serve in this process. Run with network access to
-// 127.0.0.1 only and no other permission (static imports of local modules need none).
-import * as lib from '../../dist/index.js';
+// Deno: the built entries (dist/index.js, dist/fetch.js, dist/google.js) against Deno.serve in
+// this process. Run with network access to 127.0.0.1 only and no other permission (static
+// imports of local modules need none).
+import * as main from '../../dist/index.js';
+import * as fetchEntry from '../../dist/fetch.js';
+import * as google from '../../dist/google.js';
 import { handle } from './smoke-server.js';
 import { report } from './smoke.js';
 
@@ -17,6 +20,7 @@ const permissions = {
 };
 console.log(`PERMISSIONS ${JSON.stringify(permissions)}`);
 
+const lib = { ...main, ...fetchEntry, ...google };
 const server = Deno.serve({ hostname: '127.0.0.1', port: 0, onListen() {} }, handle);
 // The harness names its fault server and a refused origin (see fault-server.mjs).
 const [faults, refused] = Deno.args;

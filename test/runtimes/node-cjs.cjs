@@ -1,5 +1,6 @@
-// Node, CommonJS: the built dist/index.cjs, loaded with require(), against a node:http server.
-const lib = require('../../dist/index.cjs');
+// Node, CommonJS: the built entries (dist/index.cjs, dist/fetch.cjs, dist/google.cjs), loaded
+// with require(), against a node:http server.
+const lib = { ...require('../../dist/index.cjs'), ...require('../../dist/fetch.cjs'), ...require('../../dist/google.cjs') };
 
 (async () => {
   const { serve } = await import('./node-server.mjs');

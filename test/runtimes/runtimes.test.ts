@@ -1,7 +1,8 @@
 // The smoke suite (smoke.js) under every runtime the README names: Node (ES module and
 // CommonJS), Deno (network access to 127.0.0.1 only), Bun (ES module and CommonJS), workerd
 // (Cloudflare's Workers runtime, without nodejs_compat) and headless Chromium, each loading the
-// BUILT package from dist/, on real timers and real HTTP over loopback. Every runtime's report
+// BUILT package from dist/ (its three entries, `tenacious`, `tenacious/fetch` and
+// `tenacious/google`, and the chunks they share), on real timers and real HTTP over loopback. Every runtime's report
 // must equal the same expectations, and a runtime must print nothing on stderr (workerd runs
 // with --verbose, so its console warnings count too).
 //
@@ -9,10 +10,11 @@
 // Chromium from Debian's package. In CI (CI=true) a missing runtime fails its test; elsewhere
 // it is skipped with the reason printed, so a machine without them still runs the rest.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FailureCase, RUNTIME_FAILURES, type RuntimeName } from '../classify/runtime-errors.js';
 import { ROOT, assertBuilt } from '../package/built.js';
@@ -101,16 +103,30 @@ let refused: string;
 /** The arguments that name them to a runtime's entry script. */
 const networkArgs = (): string[] => [faults.origin, refused];
 
-const STATIC: Record<string, string> = {
-  '/dist/index.js': join(ROOT, 'dist/index.js'),
-  '/smoke.js': join(HERE, 'smoke.js'),
-};
+/** The ES modules of the build (the entries and the chunks they share), the CLI left out: Node only. */
+function distModules(): string[] {
+  return readdirSync(join(ROOT, 'dist'))
+    .filter((name) => name.endsWith('.js') && name !== 'cli.js')
+    .sort();
+}
+
+/** The files a page may load: the smoke suite and dist/'s ES modules, read when the harness starts. */
+function staticFiles(): Record<string, string> {
+  return {
+    ...Object.fromEntries(distModules().map((name) => [`/dist/${name}`, join(ROOT, 'dist', name)])),
+    '/smoke.js': join(HERE, 'smoke.js'),
+  };
+}
+let STATIC: Record<string, string> = {};
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>tenacious smoke suite</title>
 <script type="module">
-import * as lib from '/dist/index.js';
+import * as main from '/dist/index.js';
+import * as fetchEntry from '/dist/fetch.js';
+import * as google from '/dist/google.js';
 import { report } from '/smoke.js';
+const lib = { ...main, ...fetchEntry, ...google };
 const query = new URLSearchParams(location.search);
 const network = { faults: query.get('faults'), refused: query.get('refused') };
 window.smokeReport = await report(lib, location.origin, 'chromium', network);
@@ -132,6 +148,7 @@ async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<t
 
 beforeAll(async () => {
   assertBuilt();
+  STATIC = staticFiles();
   harness = await serve(handle, { extra: serveStatic });
   faults = await serveFaults();
   refused = await refusedOrigin();
@@ -142,9 +159,39 @@ afterAll(async () => {
   await faults?.close();
 });
 
+/** The line of workerd.capnp after which the harness adds the other modules of dist/. */
+const WORKERD_ENTRY_MODULE = '    (name = "dist/index.js", esModule = embed "../../dist/index.js"),\n';
+
+/**
+ * workerd.capnp for this build, written into `dir`: a module line for every ES module of dist/
+ * (the chunks' names change with their content), every embedded path made relative to `dir`.
+ */
+async function writeWorkerdConfig(dir: string): Promise<string> {
+  const template = await readFile(join(HERE, 'workerd.capnp'), 'utf8');
+  if (!template.includes(WORKERD_ENTRY_MODULE)) throw new Error(`workerd.capnp no longer holds the line\n${WORKERD_ENTRY_MODULE}`);
+  const others = distModules()
+    .filter((name) => name !== 'index.js')
+    .map((name) => `    (name = "dist/${name}", esModule = embed "../../dist/${name}"),\n`);
+  const config = template
+    .replace(WORKERD_ENTRY_MODULE, `${WORKERD_ENTRY_MODULE}${others.join('')}`)
+    .replace(/embed "([^"]+)"/g, (_, path: string) => `embed "${relative(dir, resolve(HERE, path))}"`);
+  const file = join(dir, 'workerd.capnp');
+  await writeFile(file, config);
+  return file;
+}
+
 async function runWorkerd(): Promise<Outcome> {
+  const dir = await mkdtemp(join(tmpdir(), 'tenacious-workerd-'));
+  try {
+    return await runWorkerdWith(await writeWorkerdConfig(dir));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function runWorkerdWith(config: string): Promise<Outcome> {
   // --control-fd: workerd reports the port it listens on (the config asks for any free one).
-  const child = spawn(WORKERD.path, ['serve', '--verbose', '--control-fd=3', join(HERE, 'workerd.capnp')], {
+  const child = spawn(WORKERD.path, ['serve', '--verbose', '--control-fd=3', config], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   });

@@ -6,7 +6,7 @@ export interface Network {
   refused: string;
 }
 
-/** Runs every case against `lib` and the server at `base`. */
+/** Runs every case against `lib` (the exports of `tenacious`, `tenacious/fetch` and `tenacious/google`, merged) and the server at `base`. */
 export function smoke(lib: unknown, base: string, id: string, network: Network): Promise<Record<string, unknown>>;
 
 /** `smoke`, with a failure reported as `{ failed }` instead of a rejection. */

@@ -45,10 +45,10 @@ function shapeOf(error) {
 }
 
 /**
- * Runs every case against `lib` (the package's exports) and the server at `base`; resolves with a
- * report of plain data. `id` keeps the keys of concurrent runs on one server apart. `network`
- * names the harness's fault server (`faults`, fault-server.mjs) and an origin on which nothing
- * listens (`refused`).
+ * Runs every case against `lib` (the exports of the package's three entries, merged) and the
+ * server at `base`; resolves with a report of plain data. `id` keeps the keys of concurrent runs
+ * on one server apart. `network` names the harness's fault server (`faults`, fault-server.mjs)
+ * and an origin on which nothing listens (`refused`).
  */
 export async function smoke(lib, base, id, network) {
   const { RetryError, TimeoutError, createRetryBudget, gcs, iam, isTransient, networkError, notSent, retry, retryFetch } = lib;

@@ -1,9 +1,13 @@
-// workerd: the built dist/index.js inside a Worker. workerd cannot listen for the smoke suite's
-// test server, so the harness serves it and names it in the request: GET
-// /?base=ORIGIN&id=ID&faults=FAULTS&refused=REFUSED runs the suite against ORIGIN (and the fault
-// server and refused origin of fault-server.mjs) and answers with the report.
-import * as lib from './dist/index.js';
+// workerd: the built entries (dist/index.js, dist/fetch.js, dist/google.js) inside a Worker.
+// workerd cannot listen for the smoke suite's test server, so the harness serves it and names it
+// in the request: GET /?base=ORIGIN&id=ID&faults=FAULTS&refused=REFUSED runs the suite against
+// ORIGIN (and the fault server and refused origin of fault-server.mjs) and answers with the report.
+import * as main from './dist/index.js';
+import * as fetchEntry from './dist/fetch.js';
+import * as google from './dist/google.js';
 import { report } from './smoke.js';
+
+const lib = { ...main, ...fetchEntry, ...google };
 
 // workerd prints no unhandled rejection, even with --verbose: the worker collects them and
 // returns them with the report, and the harness counts them as stderr.

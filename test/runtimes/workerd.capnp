@@ -1,7 +1,12 @@
 # workerd (Cloudflare's Workers runtime), as runtimes.test.ts starts it: one worker, without
-# nodejs_compat, whose modules are the built dist/index.js, the smoke suite and the entry
+# nodejs_compat, whose modules are the built package (dist/), the smoke suite and the entry
 # (workerd-worker.js). It listens on 127.0.0.1 at a port the harness learns through
 # --control-fd, and may fetch only loopback addresses: the harness's test server.
+#
+# A worker's config names every module it may import, and the chunks the entries of dist/ share
+# have content-hashed names: the harness runs a copy of this file, written into a temporary
+# folder, with one module line per other file of dist/ (dist/fetch.js, dist/google.js, the
+# chunks) added after the line of dist/index.js, and the embedded paths made relative to it.
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (

@@ -10,6 +10,8 @@
 // to the importers: every later import of that module rejects with it, inside a test.
 const modules = [
   '../../src/index.js',
+  '../../src/fetch/index.js',
+  '../../src/google/index.js',
   '../../src/cli/args.js',
   '../../src/cli/duration.js',
   '../../src/cli/exit-status.js',
