@@ -51,8 +51,11 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // session of issue 12 (7,012 → 7,100 B): async predicates refused by name, the backoff's
     // fields held in the config itself (a per-call options literal holds 575 B, not 619).
     // 7,200 for issue 21 (7,100 → 7,154 B): Deno 2's and workerd's real network failures
-    // classified, and the async-predicate check shared with hedge() as one helper.
-    limitBytes: 7200,
+    // classified, and the async-predicate check shared with hedge() as one helper. 7,900 for
+    // the first session of issue 22 (7,155 → 7,819 B): the one engine's seams live in the class
+    // every call uses (further runs and progress, the host a mode asks, judge() split from the
+    // loop), so the core import carries them; shrinking it to the target is still to do.
+    limitBytes: 7900,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -61,24 +64,26 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // Until issue 22 this entry was the whole package (limit 21,000 B, 20,840 B measured for
     // issue 21). With retryFetch and the Google helpers in their own entries it measured
     // 11,043 B: the engine, the classification, every error class, the budget, the throttle
-    // and hedge() (about 2 kB with its hedger and latency window).
-    limitBytes: 11_100,
+    // and hedge() (about 2 kB with its hedger and latency window). 11,724 B with the one
+    // engine's seams (see the first budget) and hedging as a mode of an attempt.
+    limitBytes: 11_800,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
-    // hedged GETs: 13,775 B measured.
+    // hedged GETs: 13,775 B measured; 12,406 B once resume, uploads and hedging ran on the one
+    // engine instead of loops of their own.
     name: "the fetch entry, 'tenacious/fetch'",
     source: `export * from '${ENTRY}/fetch';`,
     targetBytes: undefined,
-    limitBytes: 13_850,
+    limitBytes: 12_500,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
-    // since a session is started with it: 19,069 B measured.
+    // since a session is started with it: 19,069 B measured; 17,671 B on the one engine.
     name: "the Google entry, 'tenacious/google'",
     source: `export * from '${ENTRY}/google';`,
     targetBytes: undefined,
-    limitBytes: 19_150,
+    limitBytes: 17_750,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -88,7 +93,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
       .map((entry) => `export * from '${entry}';`)
       .join('\n'),
     targetBytes: 17_000,
-    limitBytes: 20_950,
+    // 20,823 B on the one engine: the loops it replaced paid for its seams.
+    limitBytes: 20_900,
   },
 ];
 
@@ -173,8 +179,8 @@ export interface Feature {
 /** What `retry` and `computeDelay` are made of, feature by feature (BENCHMARKS.md's table). */
 export const CORE_FEATURES: readonly Feature[] = [
   {
-    name: 'engine: the call loop, its pure decide(), attempt context, hooks',
-    modules: /^src\/core\/(run|decide|context|hooks|retry)\.ts$/,
+    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks',
+    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },
