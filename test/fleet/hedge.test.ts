@@ -120,7 +120,7 @@ describe('hedge(): errors', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('starts the next attempt at once after a transient error, without waiting for the delay', async () => {
+  it('sends the next copy at once after a transient error, without waiting for the delay', async () => {
     const events: HedgeEvent[] = [];
     const unavailable = httpError(503);
     const { fn, starts } = backend({ ms: 10, error: unavailable }, { ms: 10 });
@@ -128,16 +128,19 @@ describe('hedge(): errors', () => {
     await clock.tickAsync(20);
     expect(starts).toEqual([0, 10]);
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
-    expect(events).toEqual([{ attempt: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 }]);
+    // The copy belongs to the call's one attempt: attempt 1, copy 2.
+    expect(events).toEqual([{ attempt: 1, copy: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 }]);
   });
 
-  it('rejects with RetryError "attempts" once every attempt failed transiently', async () => {
+  it('rejects with RetryError "attempts" (1 attempt) once every copy failed transiently', async () => {
     const last = httpError(500);
-    const { fn } = backend({ ms: 10, error: httpError(503) }, { ms: 10, error: last });
+    const { fn, starts } = backend({ ms: 10, error: httpError(503) }, { ms: 10, error: last });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(20);
+    expect(starts).toEqual([0, 10]);
     expect(p.error).toBeInstanceOf(RetryError);
-    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2, cause: last });
+    // hedge() is one hedged attempt of retry(): the copies do not count as attempts.
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: last });
   });
 
   it('waits for an attempt still running when a transient error finds no attempt left to start', async () => {
@@ -164,9 +167,9 @@ describe('hedge(): errors', () => {
     );
     await clock.tickAsync(70);
     expect(starts).toEqual([0, 30, 60]);
-    expect(events.map(({ attempt, reason, elapsedMs }) => ({ attempt, reason, elapsedMs }))).toEqual([
-      { attempt: 2, reason: 'delay', elapsedMs: 30 },
-      { attempt: 3, reason: 'delay', elapsedMs: 60 },
+    expect(events.map(({ attempt, copy, reason, elapsedMs }) => ({ attempt, copy, reason, elapsedMs }))).toEqual([
+      { attempt: 1, copy: 2, reason: 'delay', elapsedMs: 30 },
+      { attempt: 1, copy: 3, reason: 'delay', elapsedMs: 60 },
     ]);
     expect(p.value).toBe('#3');
   });
@@ -186,7 +189,7 @@ describe('hedge(): errors', () => {
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
   });
 
-  it('fails an attempt whose promise cannot be adopted, and still settles by the deadline', async () => {
+  it('fails a copy whose promise cannot be adopted, and still settles by the deadline', async () => {
     // A promise whose `constructor` getter throws: Promise.resolve(it) throws synchronously.
     const hostile = (): Promise<string> => {
       const promise = new Promise<string>(() => {});
@@ -200,12 +203,12 @@ describe('hedge(): errors', () => {
     // A plain function, not vi.fn: a spy reads the promise it returns, and would throw itself.
     const started: number[] = [];
     const fn = (ctx: AttemptContext): Promise<string> => {
-      started.push(ctx.attempt);
-      return ctx.attempt === 1 ? new Promise<string>(() => {}) : hostile();
+      started.push(ctx.copy);
+      return ctx.copy === 2 ? hostile() : new Promise<string>(() => {});
     };
     const p = track(hedge(fn, { delayMs: 30, maxCopies: 3, deadlineMs: 100 }));
     await clock.tickAsync(30);
-    // The hostile second attempt failed (a transient error): the third started at once.
+    // The hostile second copy failed (a transient error): the third started at once.
     expect(started).toEqual([1, 2, 3]);
     await clock.tickAsync(70);
     expect(p.error).toBeInstanceOf(RetryError);
