@@ -401,16 +401,23 @@ describe('hedge(): idempotency and limits', () => {
 });
 
 describe('hedge(): deadline and abort', () => {
-  it('gives up at the deadline with RetryError "deadline", aborting every attempt with a TimeoutError', async () => {
+  it('gives up at the deadline with RetryError "deadline" (1 attempt), aborting every copy with its TimeoutError', async () => {
     const { fn, signals } = backend();
     const p = track(hedge(fn, { delayMs: 50, deadlineMs: 300 }));
     await clock.tickAsync(299);
     expect(p.state).toBe('pending');
     await clock.tickAsync(1);
     expect(p.error).toBeInstanceOf(RetryError);
-    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 2, elapsedMs: 300 });
-    expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
-    expect(signals.map((s) => s.aborted && s.reason instanceof TimeoutError)).toEqual([true, true]);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, elapsedMs: 300 });
+    const timeout = (p.error as RetryError).cause;
+    expect(timeout).toBeInstanceOf(TimeoutError);
+    expect((timeout as TimeoutError).message).toBe('attempt 1 was still running at the deadline after 300 ms');
+    // Both copies were aborted with the very TimeoutError the call gave up with.
+    expect(signals).toHaveLength(2);
+    for (const signal of signals) {
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason).toBe(timeout);
+    }
   });
 
   it('sends no hedge at or past the deadline', async () => {
@@ -453,11 +460,11 @@ describe('hedge(): deadline and abort', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
-  it('a signal first read after the attempt lost is already aborted', async () => {
+  it('a signal first read after the copy lost is already aborted', async () => {
     let late: AttemptContext | undefined;
     const p = hedge(
       (ctx) => {
-        if (ctx.attempt === 1) {
+        if (ctx.copy === 1) {
           late = ctx;
           return new Promise<string>(() => {});
         }
