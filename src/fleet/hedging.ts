@@ -291,9 +291,13 @@ class HedgedAttempt<T> implements Timed {
     } catch (policyError) {
       return this.#fail(policyError);
     }
-    // The server said when to come back: another copy now would ignore it. The copies running
-    // go on; if none wins, the engine waits as long as the error asks.
-    if ((retryAfterMsOf(error) ?? 0) > 0) this.#safe = false;
+    // The server said when to come back: another copy now, or at the next delay, would ignore
+    // it, so the moment queued for the next copy is dropped too. The copies running go on; if
+    // none wins, the engine waits as long as the error asks.
+    if ((retryAfterMsOf(error) ?? 0) > 0) {
+      this.#safe = false;
+      unschedule(this);
+    }
     const more = this.#safe && this.#sent < this.settings.maxCopies;
     if (this.#running.length > 0) {
       // Another copy is still racing: this failure is one copy's, not the attempt's.
