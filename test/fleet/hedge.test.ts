@@ -231,13 +231,16 @@ describe('hedge(): errors', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('sends no other copy after an error whose server asks to wait (Retry-After), and passes that error on', async () => {
-    // Alone: the call rejects with the 503 itself, unchanged, so that a retry() around it waits.
+  it('sends no other copy after an error whose server asks to wait (Retry-After); alone, the call gives up with it as the cause', async () => {
+    // Alone: no copy goes out, and hedge() (one attempt) has no attempt left to wait for: it
+    // gives up with RetryError "attempts" carrying the 503. To wait and retry, use retry() with
+    // hedging() (tested below).
     const busy = httpError(503, { headers: { 'retry-after': '2' } });
     const alone = backend({ ms: 5, error: busy }, { ms: 5 });
     const p = track(hedge(alone.fn, { delayMs: 20 }));
     await clock.tickAsync(100);
-    expect(p).toMatchObject({ state: 'rejected', error: busy });
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: busy });
     expect(alone.starts).toEqual([0]);
 
     // With a copy still running: no copy at once, none after the delay; the running one wins.
@@ -249,20 +252,20 @@ describe('hedge(): errors', () => {
     expect(q).toMatchObject({ state: 'resolved', value: '#1' });
   });
 
-  it('refuses an async retryable with a TypeError naming it, as retry() does, and sends no other copy', async () => {
+  it('refuses an async retryable with retry()’s TypeError naming it (the engine asks it), and sends no other copy', async () => {
     // Its promise would count as true whatever it resolves to: an async "never retry" would
     // start a copy after every failure.
     const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 50, maxCopies: 3, retryable: (async () => false) as never }));
     await clock.tickAsync(200);
     expect(p.state).toBe('rejected');
-    expect(p.error).toEqual(new TypeError('hedge: options.retryable must return a boolean, got a promise'));
+    expect(p.error).toEqual(new TypeError('retry: options.retryable must return a boolean, got a promise'));
     expect(starts).toEqual([0]);
   });
 });
 
 describe('hedge(): idempotency and limits', () => {
-  it('surfaces an exception thrown by the budget, aborting the attempt running', async () => {
+  it('an exception thrown by the budget fails the attempt: hedge() gives up with it as the cause, aborting the copy running', async () => {
     const bug = new Error('budget bug');
     const budget = {
       record() {},
@@ -270,10 +273,13 @@ describe('hedge(): idempotency and limits', () => {
         throw bug;
       },
     };
-    const { fn, signals } = backend({ ms: 100 });
+    const { fn, starts, signals } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, budget }));
     await clock.tickAsync(10);
-    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    // The engine judges the failed attempt like any other: with no attempt left, RetryError.
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, elapsedMs: 10, cause: bug });
+    expect(starts).toEqual([0]);
     expect(signals[0]?.aborted).toBe(true);
   });
 
@@ -302,13 +308,13 @@ describe('hedge(): idempotency and limits', () => {
     expect(p.state).toBe('resolved');
   });
 
-  it('refuses an async idempotent with a TypeError naming it, before any attempt', async () => {
+  it('refuses an async idempotent with retry()’s TypeError naming it, before any copy', async () => {
     // A promise is not a "yes": an async "never resend" must not let a second copy out.
     const { fn, starts } = backend({ ms: 100 }, { ms: 10 });
     const p = track(hedge(fn, { delayMs: 10, idempotent: (async () => false) as never }));
     await clock.tickAsync(200);
     expect(p.state).toBe('rejected');
-    expect(p.error).toEqual(new TypeError('hedge: options.idempotent must return a boolean, got a promise'));
+    expect(p.error).toEqual(new TypeError('retry: options.idempotent must return a boolean, got a promise'));
     expect(starts).toEqual([]);
   });
 
@@ -334,14 +340,18 @@ describe('hedge(): idempotency and limits', () => {
     expect(c.value).toBe('#1');
   });
 
-  it('fails with RetryError "budget" when a transient error finds the budget spent and nothing running', async () => {
+  it('sends no copy after a transient error when the budget is spent: with nothing running, RetryError "attempts"', async () => {
     const budget = createRetryBudget({ maxTokens: 2 });
     budget.record(false); // 1 token: no retry, no hedge
     const unavailable = httpError(503);
-    const { fn } = backend({ ms: 5, error: unavailable });
+    const { fn, starts } = backend({ ms: 5, error: unavailable }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 20, budget }));
-    await clock.tickAsync(5);
-    expect(p.error).toMatchObject({ reason: 'budget', cause: unavailable });
+    await clock.tickAsync(100);
+    // Without the budget the second copy would have gone out at 5 and won (see above).
+    expect(starts).toEqual([0]);
+    expect(p.error).toBeInstanceOf(RetryError);
+    // hedge() is one attempt: the engine finds no attempt left before it asks the budget.
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: unavailable });
   });
 
   it('keeps hedges within the hedger’s extra-load allowance: 1 + maxExtraLoad × calls', async () => {
