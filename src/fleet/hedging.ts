@@ -165,6 +165,8 @@ class HedgedAttempt<T> implements Timed {
   readonly #delayMs: number;
   /** The call's deadline as the attempt's context told it: no copy goes out at or after it. */
   #deadlineAt: number;
+  /** When the last copy went out. */
+  #lastSentAt = 0;
 
   constructor(
     readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
@@ -186,6 +188,8 @@ class HedgedAttempt<T> implements Timed {
   progressed(): void {
     this.#deadlineAt = Infinity;
     this.ctx.progress();
+    // A copy the old deadline held back may go now, one delay after the last (at once if past).
+    if (this.slot === NOT_QUEUED) this.#queueNext(this.#lastSentAt);
   }
 
   start(): void {
@@ -207,6 +211,7 @@ class HedgedAttempt<T> implements Timed {
   /** Sends the next copy at time `t`. */
   #send(t: number): void {
     const elapsed = t - this.#startedAt;
+    this.#lastSentAt = t;
     const copy = new Copy(this, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
     this.#running.push(copy);
     this.#queueNext(t);
