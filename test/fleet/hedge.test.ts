@@ -2,7 +2,18 @@ import fc from 'fast-check';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
-import { type AttemptContext, createHedger, createRetryBudget, hedge, type HedgeEvent, RetryError, TimeoutError } from '../../src/index.js';
+import {
+  type AttemptContext,
+  createHedger,
+  createRetryBudget,
+  hedge,
+  type HedgeEvent,
+  hedging,
+  RetryError,
+  type RetryEvent,
+  retry,
+  TimeoutError,
+} from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
@@ -523,6 +534,156 @@ describe('hedge(): options', () => {
     expect(() => createHedger({ maxExtraLoad: '5%' as never })).toThrow('got "5%"');
     expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');
     expect(() => createHedger(Object.create({ windowSize: -3 }))).not.toThrow();
+  });
+});
+
+describe('retry() with hedging(): copies race within each attempt', () => {
+  /**
+   * A backend scripted per attempt and copy: `steps['2.1']` is copy 1 of attempt 2 (a copy with
+   * no step never answers). Records who started when, as "attempt.copy@ms".
+   */
+  function perAttempt(steps: Record<string, Step>) {
+    const started: string[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      const key = `${ctx.attempt}.${ctx.copy}`;
+      started.push(`${key}@${Date.now()}`);
+      const step = steps[key] ?? { ms: 1_000_000 };
+      const { signal } = ctx;
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => (step.error !== undefined ? reject(step.error) : resolve(step.value ?? key)), step.ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      });
+    };
+    return { fn, started };
+  }
+  const backoff = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1_000, jitter: 'none' as const };
+
+  it('backs off when every copy of attempt 1 failed transiently, then attempt 2 sends copies 1 and 2 again', async () => {
+    const retries: RetryEvent[] = [];
+    const last = httpError(502);
+    const { fn, started } = perAttempt({
+      '1.1': { ms: 10, error: httpError(503) },
+      '1.2': { ms: 10, error: last },
+      '2.1': { ms: 500 },
+      '2.2': { ms: 10 },
+    });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 50 }), onRetry: (e) => retries.push(e) }));
+    await clock.tickAsync(20);
+    // Copy 2 of attempt 1 went out at once after copy 1's 503; both failed: the attempt failed.
+    expect(started).toEqual(['1.1@0', '1.2@10']);
+    expect(retries).toEqual([{ attempt: 1, error: last, value: undefined, delayMs: 100, elapsedMs: 20 }]);
+    await clock.tickAsync(99);
+    expect(started).toHaveLength(2); // still backing off
+    await clock.tickAsync(1);
+    expect(started).toEqual(['1.1@0', '1.2@10', '2.1@120']);
+    await clock.tickAsync(50);
+    expect(started).toEqual(['1.1@0', '1.2@10', '2.1@120', '2.2@170']);
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'resolved', value: '2.2' });
+  });
+
+  it('gives up with RetryError "attempts" after maxAttempts attempts whose copies all failed', async () => {
+    const last = httpError(500);
+    const { fn, started } = perAttempt({
+      '1.1': { ms: 5, error: httpError(503) },
+      '1.2': { ms: 5, error: httpError(503) },
+      '2.1': { ms: 5, error: httpError(503) },
+      '2.2': { ms: 5, error: last },
+    });
+    const p = track(retry(fn, { maxAttempts: 2, backoff, hedge: hedging({ delayMs: 50 }) }));
+    await clock.tickAsync(1_000);
+    expect(started).toEqual(['1.1@0', '1.2@5', '2.1@110', '2.2@115']);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2, cause: last });
+  });
+
+  it('reports onHedge with the attempt and the copy of each extra copy', async () => {
+    const events: HedgeEvent[] = [];
+    const unavailable = httpError(503);
+    const { fn } = perAttempt({ '1.1': { ms: 10, error: unavailable }, '1.2': { ms: 10, error: httpError(503) }, '2.2': { ms: 10 } });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 50, onHedge: (e) => events.push(e) }) }));
+    await clock.tickAsync(1_000);
+    expect(p.value).toBe('2.2');
+    expect(events).toEqual([
+      { attempt: 1, copy: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 },
+      { attempt: 2, copy: 2, reason: 'delay', error: undefined, delayMs: 50, elapsedMs: 170 },
+    ]);
+  });
+
+  it('waits as long as a Retry-After asks before the next attempt, sending no copy meanwhile', async () => {
+    const busy = httpError(503, { headers: { 'retry-after': '2' } });
+    const { fn, started } = perAttempt({ '1.1': { ms: 5, error: busy }, '2.1': { ms: 5 } });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 20 }) }));
+    await clock.tickAsync(2_004);
+    expect(started).toEqual(['1.1@0']);
+    await clock.tickAsync(1);
+    expect(started).toEqual(['1.1@0', '2.1@2005']);
+    await clock.tickAsync(5);
+    expect(p).toMatchObject({ state: 'resolved', value: '2.1' });
+  });
+
+  it('a copy’s ctx.progress() is the attempt’s: the deadline counts afresh, and a copy it held back goes out', async () => {
+    // Deadline 100: copy 3 (due at 120) would be at or after it. Copy 2 reports progress at 90,
+    // so the deadline moves to 190 and copy 3 goes out at 120 and wins.
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      if (ctx.copy === 2) setTimeout(() => ctx.progress(), 30);
+      return new Promise<string>((resolve, reject) => {
+        const timer = ctx.copy === 3 ? setTimeout(() => resolve(`${ctx.attempt}.${ctx.copy}`), 10) : undefined;
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        });
+      });
+    };
+    const p = track(retry(fn, { maxAttempts: 1, deadlineMs: 100, hedge: hedging({ delayMs: 60, maxCopies: 3 }) }));
+    await clock.tickAsync(100);
+    expect(p.state).toBe('pending'); // without the progress, the deadline would have ended it
+    await clock.tickAsync(30);
+    expect(started).toEqual([0, 60, 120]);
+    expect(p).toMatchObject({ state: 'resolved', value: '1.3' });
+  });
+
+  it('without progress, sends no copy at the deadline: no onHedge, no budget token spent', async () => {
+    // The next copy and the deadline are due at the same moment, 100: the copy must not go.
+    const budget = createRetryBudget({ maxTokens: 10 });
+    const onHedge = vi.fn();
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      return new Promise<string>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    };
+    const p = track(retry(fn, { maxAttempts: 1, deadlineMs: 100, budget, hedge: hedging({ delayMs: 100, onHedge }) }));
+    await clock.tickAsync(100);
+    expect(started).toEqual([0]);
+    expect(onHedge).not.toHaveBeenCalled();
+    expect(budget.tokens).toBe(10);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1 });
+  });
+
+  it('hedging() rejects bad options up front, naming hedging: options.<field>', () => {
+    expect(() => hedging({})).toThrow(
+      new TypeError('hedging: options.delayMs or options.hedger must be given (the hedging delay), got neither'),
+    );
+    expect(() => hedging({ delayMs: -1 })).toThrow('hedging: options.delayMs must be a finite number >= 0, got -1');
+    expect(() => hedging({ delayMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+    expect(() => hedging({ delayMs: 1, maxCopies: 1.5 })).toThrow('hedging: options.maxCopies must be a safe integer >= 1, got 1.5');
+    expect(() => hedging({ delayMs: 1, hedger: {} as never })).toThrow('hedging: options.hedger must come from createHedger(), got {}');
+    expect(() => hedging({ delayMs: 1, onHedge: 'log' as never })).toThrow('hedging: options.onHedge must be a function, got "log"');
+    // The call's own options belong to retry(), not to the mode.
+    expect(() => hedging({ delayMs: 1, deadlineMs: 100 } as never)).toThrow('hedging: unknown option "deadlineMs"');
+    expect(() => hedging(null as never)).toThrow('hedging: options must be an object, got null');
+  });
+
+  it('retry() refuses a plain object as hedge: it must come from hedging()', () => {
+    const fn = vi.fn(() => 'x');
+    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow(TypeError);
+    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow('retry: options.hedge must come from hedging()');
+    expect(fn).not.toHaveBeenCalled();
   });
 });
 
