@@ -19,11 +19,11 @@ import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
 const clock = useVirtualClock();
 
-/** One scripted attempt: answers `value` (or rejects with `error`) `ms` after it starts. */
+/** One scripted copy: answers `value` (or rejects with `error`) `ms` after it starts. */
 type Step = { ms: number; value?: string; error?: unknown; ignoreAbort?: boolean };
 
 /**
- * A backend whose n-th attempt follows `steps[n - 1]`. An attempt rejects with its signal's
+ * A backend whose n-th copy (`ctx.copy`) follows `steps[n - 1]`. A copy rejects with its signal's
  * reason when aborted, as fetch does, unless `ignoreAbort` (a client that does not listen).
  */
 function backend(...steps: Step[]) {
@@ -48,7 +48,7 @@ function backend(...steps: Step[]) {
 }
 
 describe('hedge(): timing and winners', () => {
-  it('starts a second attempt after delayMs and resolves with whichever answers first', async () => {
+  it('sends a second copy after delayMs and resolves with whichever answers first', async () => {
     const { fn, starts } = backend({ ms: 1000 }, { ms: 20 });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(49);
@@ -61,7 +61,7 @@ describe('hedge(): timing and winners', () => {
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
   });
 
-  it('sends no hedge when the first attempt answers within the delay', async () => {
+  it('sends no hedge when the first copy answers within the delay', async () => {
     const { fn, starts } = backend({ ms: 30 });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(30);
@@ -83,7 +83,7 @@ describe('hedge(): timing and winners', () => {
   });
 
   it('swallows a loser that rejects after the call has settled (no unhandled rejection)', async () => {
-    // The first attempt does not listen to its signal and fails late; the setup file fails
+    // The first copy does not listen to its signal and fails late; the setup file fails
     // this test if that rejection goes unhandled.
     const { fn } = backend({ ms: 100, error: httpError(500), ignoreAbort: true }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 10 }));
@@ -105,7 +105,7 @@ describe('hedge(): timing and winners', () => {
     expect(p3.error).toBeInstanceOf(RetryError);
   });
 
-  it('a synchronous throw counts as a failed attempt', async () => {
+  it('a synchronous throw counts as a failed copy', async () => {
     let n = 0;
     const p = track(
       hedge(
@@ -122,7 +122,7 @@ describe('hedge(): timing and winners', () => {
 });
 
 describe('hedge(): errors', () => {
-  it('ends the call with a non-retryable error from any attempt, unchanged, aborting the rest', async () => {
+  it('ends the call with a non-retryable error from any copy, unchanged, aborting the rest', async () => {
     const forbidden = httpError(403);
     const { fn, signals } = backend({ ms: 1000 }, { ms: 5, error: forbidden });
     const p = track(hedge(fn, { delayMs: 50 }));
@@ -154,7 +154,7 @@ describe('hedge(): errors', () => {
     expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: last });
   });
 
-  it('waits for an attempt still running when a transient error finds no attempt left to start', async () => {
+  it('waits for a copy still running when a transient error finds no copy left to send', async () => {
     const { fn } = backend({ ms: 100 }, { ms: 10, error: httpError(503) });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(60);
@@ -294,7 +294,7 @@ describe('hedge(): idempotency and limits', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('makes exactly one attempt when idempotent is false, passing its error on unchanged', async () => {
+  it('sends exactly one copy when idempotent is false, passing its error on unchanged', async () => {
     const slow = backend({ ms: 500 });
     const p = track(hedge(slow.fn, { delayMs: 10, idempotent: false }));
     await clock.tickAsync(500);
@@ -309,12 +309,14 @@ describe('hedge(): idempotency and limits', () => {
     expect(failing.starts).toHaveLength(1);
   });
 
-  it('asks an idempotent function once, with the first attempt’s context', async () => {
-    const idempotent = vi.fn((ctx: AttemptContext) => ctx.attempt === 1 && false);
+  it('asks an idempotent function once, with the attempt’s context (attempt 1, copy 1)', async () => {
+    const idempotent = vi.fn((_ctx: AttemptContext) => false);
     const { fn, starts } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, idempotent }));
     await clock.tickAsync(100);
     expect(idempotent).toHaveBeenCalledTimes(1);
+    const asked = idempotent.mock.calls[0]?.[0] as AttemptContext;
+    expect([asked.attempt, asked.copy]).toEqual([1, 1]);
     expect(starts).toEqual([0]);
     expect(p.state).toBe('resolved');
   });
@@ -412,7 +414,7 @@ describe('hedge(): idempotency and limits', () => {
     await clock.tickAsync(100);
     expect(starts.map((s) => s - t0)).toEqual([0, 90]);
     expect(p.value).toBe('#2');
-    // The window keeps how long first attempts took: at least 100 ms here, as a hedge won then.
+    // The window keeps how long first copies took: at least 100 ms here, as a hedge won then.
     expect(hedger.delayMs).toBe(100);
     const floor = createHedger({ minDelayMs: 5, windowSize: 1 });
     const q = hedge(() => 'instant', { hedger: floor });
@@ -449,7 +451,7 @@ describe('hedge(): deadline and abort', () => {
     expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1 });
   });
 
-  it('rejects with signal.reason when the caller aborts, aborting every attempt and removing its listener', async () => {
+  it('rejects with signal.reason when the caller aborts, aborting every copy and removing its listener', async () => {
     const controller = new AbortController();
     const { fn, signals } = backend();
     const p = track(hedge(fn, { delayMs: 50, signal: controller.signal }));
