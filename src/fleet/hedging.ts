@@ -116,20 +116,25 @@ class Copy implements AttemptContext {
   #controller: AbortController | undefined = undefined;
   #stopReason: unknown = undefined;
 
+  /** The hedged attempt, private: the copy is the context user code receives. */
+  readonly #owner: { readonly ctx: AttemptContext; progressed(): void };
+
   constructor(
-    readonly parent: AttemptContext,
+    owner: { readonly ctx: AttemptContext; progressed(): void },
     readonly copy: number,
     readonly elapsedMs: number,
     readonly remainingMs: number,
-  ) {}
+  ) {
+    this.#owner = owner;
+  }
 
   get attempt(): number {
-    return this.parent.attempt;
+    return this.#owner.ctx.attempt;
   }
 
   /** Progress of any copy is the attempt's. */
   progress(): void {
-    this.parent.progress();
+    this.#owner.progressed();
   }
 
   get signal(): AbortSignal {
@@ -158,6 +163,10 @@ class HedgedAttempt<T> implements Timed {
   #safe = false;
   readonly #startedAt = steadyNow();
   readonly #delayMs: number;
+  /** The call's deadline as the attempt's context told it: no copy goes out at or after it. */
+  #deadlineAt: number;
+  /** When the last copy went out. */
+  #lastSentAt = 0;
 
   constructor(
     readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
@@ -169,6 +178,18 @@ class HedgedAttempt<T> implements Timed {
   ) {
     const { hedger, delayMs } = settings;
     this.#delayMs = delayMs ?? hedgerDelay(hedger as NonNullable<typeof hedger>);
+    this.#deadlineAt = this.#startedAt + ctx.remainingMs;
+  }
+
+  /**
+   * A copy made progress: it is the attempt's, and the call's limits count afresh from now, to a
+   * deadline this mode is not told; the engine still enforces it (it aborts `ctx.signal`).
+   */
+  progressed(): void {
+    this.#deadlineAt = Infinity;
+    this.ctx.progress();
+    // A copy the old deadline held back may go now, one delay after the last (at once if past).
+    if (this.slot === NOT_QUEUED) this.#queueNext(this.#lastSentAt);
   }
 
   start(): void {
@@ -190,7 +211,8 @@ class HedgedAttempt<T> implements Timed {
   /** Sends the next copy at time `t`. */
   #send(t: number): void {
     const elapsed = t - this.#startedAt;
-    const copy = new Copy(this.ctx, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
+    this.#lastSentAt = t;
+    const copy = new Copy(this, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
     this.#running.push(copy);
     this.#queueNext(t);
     let result: Promise<T>;
@@ -210,21 +232,29 @@ class HedgedAttempt<T> implements Timed {
   /** Queues the moment of the next copy, when one may still be sent. */
   #queueNext(t: number): void {
     unschedule(this);
-    if (!this.#settled && this.#safe && this.#sent < this.settings.maxCopies) schedule(this, t + this.#delayMs);
+    if (!this.#settled && this.#safe && this.#sent < this.settings.maxCopies) this.#scheduleAt(t + this.#delayMs);
+  }
+
+  /** Queues the next copy's moment, unless it falls at or after the deadline (no copy could go). */
+  #scheduleAt(at: number): void {
+    if (at < this.#deadlineAt) schedule(this, at);
   }
 
   /** The hedging delay passed with no answer: send a copy, or ask again one delay later. */
   onDue(t: number): void {
-    if (this.#hedge(t, 'delay', undefined) === false) schedule(this, t + Math.max(1, this.#delayMs));
+    if (this.#hedge(t, 'delay', undefined) === false) this.#scheduleAt(t + Math.max(1, this.#delayMs));
   }
 
   /**
    * Sends the next copy if the allowance, the budget and the throttle let it go; false when one
-   * of them refused (the policies' own exceptions fail the attempt).
+   * of them refused, or the deadline has come (the policies' own exceptions fail the attempt).
    */
   #hedge(t: number, reason: 'delay' | 'error', error: unknown): boolean {
     const { host } = this;
     const { hedger, onHedge } = this.settings;
+    // At the deadline the engine is about to end the call: a copy sent now would only be aborted
+    // (and would have spent a token and the allowance).
+    if (t >= this.#deadlineAt) return false;
     try {
       if (host.budget !== undefined && !host.budget.canRetry()) return false;
       if (hedger !== undefined && !hedgerTakeHedge(hedger)) return false;
@@ -266,9 +296,13 @@ class HedgedAttempt<T> implements Timed {
     } catch (policyError) {
       return this.#fail(policyError);
     }
-    // The server said when to come back: another copy now would ignore it. The copies running
-    // go on; if none wins, the engine waits as long as the error asks.
-    if ((retryAfterMsOf(error) ?? 0) > 0) this.#safe = false;
+    // The server said when to come back: another copy now, or at the next delay, would ignore
+    // it, so the moment queued for the next copy is dropped too. The copies running go on; if
+    // none wins, the engine waits as long as the error asks.
+    if ((retryAfterMsOf(error) ?? 0) > 0) {
+      this.#safe = false;
+      unschedule(this);
+    }
     const more = this.#safe && this.#sent < this.settings.maxCopies;
     if (this.#running.length > 0) {
       // Another copy is still racing: this failure is one copy's, not the attempt's.

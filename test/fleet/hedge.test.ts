@@ -2,17 +2,28 @@ import fc from 'fast-check';
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
-import { type AttemptContext, createHedger, createRetryBudget, hedge, type HedgeEvent, RetryError, TimeoutError } from '../../src/index.js';
+import {
+  type AttemptContext,
+  createHedger,
+  createRetryBudget,
+  hedge,
+  type HedgeEvent,
+  hedging,
+  RetryError,
+  type RetryEvent,
+  retry,
+  TimeoutError,
+} from '../../src/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
 const clock = useVirtualClock();
 
-/** One scripted attempt: answers `value` (or rejects with `error`) `ms` after it starts. */
+/** One scripted copy: answers `value` (or rejects with `error`) `ms` after it starts. */
 type Step = { ms: number; value?: string; error?: unknown; ignoreAbort?: boolean };
 
 /**
- * A backend whose n-th attempt follows `steps[n - 1]`. An attempt rejects with its signal's
+ * A backend whose n-th copy (`ctx.copy`) follows `steps[n - 1]`. A copy rejects with its signal's
  * reason when aborted, as fetch does, unless `ignoreAbort` (a client that does not listen).
  */
 function backend(...steps: Step[]) {
@@ -37,7 +48,7 @@ function backend(...steps: Step[]) {
 }
 
 describe('hedge(): timing and winners', () => {
-  it('starts a second attempt after delayMs and resolves with whichever answers first', async () => {
+  it('sends a second copy after delayMs and resolves with whichever answers first', async () => {
     const { fn, starts } = backend({ ms: 1000 }, { ms: 20 });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(49);
@@ -50,7 +61,7 @@ describe('hedge(): timing and winners', () => {
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
   });
 
-  it('sends no hedge when the first attempt answers within the delay', async () => {
+  it('sends no hedge when the first copy answers within the delay', async () => {
     const { fn, starts } = backend({ ms: 30 });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(30);
@@ -72,7 +83,7 @@ describe('hedge(): timing and winners', () => {
   });
 
   it('swallows a loser that rejects after the call has settled (no unhandled rejection)', async () => {
-    // The first attempt does not listen to its signal and fails late; the setup file fails
+    // The first copy does not listen to its signal and fails late; the setup file fails
     // this test if that rejection goes unhandled.
     const { fn } = backend({ ms: 100, error: httpError(500), ignoreAbort: true }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 10 }));
@@ -94,7 +105,7 @@ describe('hedge(): timing and winners', () => {
     expect(p3.error).toBeInstanceOf(RetryError);
   });
 
-  it('a synchronous throw counts as a failed attempt', async () => {
+  it('a synchronous throw counts as a failed copy', async () => {
     let n = 0;
     const p = track(
       hedge(
@@ -111,7 +122,7 @@ describe('hedge(): timing and winners', () => {
 });
 
 describe('hedge(): errors', () => {
-  it('ends the call with a non-retryable error from any attempt, unchanged, aborting the rest', async () => {
+  it('ends the call with a non-retryable error from any copy, unchanged, aborting the rest', async () => {
     const forbidden = httpError(403);
     const { fn, signals } = backend({ ms: 1000 }, { ms: 5, error: forbidden });
     const p = track(hedge(fn, { delayMs: 50 }));
@@ -120,7 +131,7 @@ describe('hedge(): errors', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('starts the next attempt at once after a transient error, without waiting for the delay', async () => {
+  it('sends the next copy at once after a transient error, without waiting for the delay', async () => {
     const events: HedgeEvent[] = [];
     const unavailable = httpError(503);
     const { fn, starts } = backend({ ms: 10, error: unavailable }, { ms: 10 });
@@ -128,19 +139,22 @@ describe('hedge(): errors', () => {
     await clock.tickAsync(20);
     expect(starts).toEqual([0, 10]);
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
-    expect(events).toEqual([{ attempt: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 }]);
+    // The copy belongs to the call's one attempt: attempt 1, copy 2.
+    expect(events).toEqual([{ attempt: 1, copy: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 }]);
   });
 
-  it('rejects with RetryError "attempts" once every attempt failed transiently', async () => {
+  it('rejects with RetryError "attempts" (1 attempt) once every copy failed transiently', async () => {
     const last = httpError(500);
-    const { fn } = backend({ ms: 10, error: httpError(503) }, { ms: 10, error: last });
+    const { fn, starts } = backend({ ms: 10, error: httpError(503) }, { ms: 10, error: last });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(20);
+    expect(starts).toEqual([0, 10]);
     expect(p.error).toBeInstanceOf(RetryError);
-    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2, cause: last });
+    // hedge() is one hedged attempt of retry(): the copies do not count as attempts.
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: last });
   });
 
-  it('waits for an attempt still running when a transient error finds no attempt left to start', async () => {
+  it('waits for a copy still running when a transient error finds no copy left to send', async () => {
     const { fn } = backend({ ms: 100 }, { ms: 10, error: httpError(503) });
     const p = track(hedge(fn, { delayMs: 50 }));
     await clock.tickAsync(60);
@@ -164,9 +178,9 @@ describe('hedge(): errors', () => {
     );
     await clock.tickAsync(70);
     expect(starts).toEqual([0, 30, 60]);
-    expect(events.map(({ attempt, reason, elapsedMs }) => ({ attempt, reason, elapsedMs }))).toEqual([
-      { attempt: 2, reason: 'delay', elapsedMs: 30 },
-      { attempt: 3, reason: 'delay', elapsedMs: 60 },
+    expect(events.map(({ attempt, copy, reason, elapsedMs }) => ({ attempt, copy, reason, elapsedMs }))).toEqual([
+      { attempt: 1, copy: 2, reason: 'delay', elapsedMs: 30 },
+      { attempt: 1, copy: 3, reason: 'delay', elapsedMs: 60 },
     ]);
     expect(p.value).toBe('#3');
   });
@@ -186,7 +200,7 @@ describe('hedge(): errors', () => {
     expect(p).toMatchObject({ state: 'resolved', value: '#2' });
   });
 
-  it('fails an attempt whose promise cannot be adopted, and still settles by the deadline', async () => {
+  it('fails a copy whose promise cannot be adopted, and still settles by the deadline', async () => {
     // A promise whose `constructor` getter throws: Promise.resolve(it) throws synchronously.
     const hostile = (): Promise<string> => {
       const promise = new Promise<string>(() => {});
@@ -200,12 +214,12 @@ describe('hedge(): errors', () => {
     // A plain function, not vi.fn: a spy reads the promise it returns, and would throw itself.
     const started: number[] = [];
     const fn = (ctx: AttemptContext): Promise<string> => {
-      started.push(ctx.attempt);
-      return ctx.attempt === 1 ? new Promise<string>(() => {}) : hostile();
+      started.push(ctx.copy);
+      return ctx.copy === 2 ? hostile() : new Promise<string>(() => {});
     };
     const p = track(hedge(fn, { delayMs: 30, maxCopies: 3, deadlineMs: 100 }));
     await clock.tickAsync(30);
-    // The hostile second attempt failed (a transient error): the third started at once.
+    // The hostile second copy failed (a transient error): the third started at once.
     expect(started).toEqual([1, 2, 3]);
     await clock.tickAsync(70);
     expect(p.error).toBeInstanceOf(RetryError);
@@ -228,13 +242,16 @@ describe('hedge(): errors', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('sends no other copy after an error whose server asks to wait (Retry-After), and passes that error on', async () => {
-    // Alone: the call rejects with the 503 itself, unchanged, so that a retry() around it waits.
+  it('sends no other copy after an error whose server asks to wait (Retry-After); alone, the call gives up with it as the cause', async () => {
+    // Alone: no copy goes out, and hedge() (one attempt) has no attempt left to wait for: it
+    // gives up with RetryError "attempts" carrying the 503. To wait and retry, use retry() with
+    // hedging() (tested below).
     const busy = httpError(503, { headers: { 'retry-after': '2' } });
     const alone = backend({ ms: 5, error: busy }, { ms: 5 });
     const p = track(hedge(alone.fn, { delayMs: 20 }));
     await clock.tickAsync(100);
-    expect(p).toMatchObject({ state: 'rejected', error: busy });
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: busy });
     expect(alone.starts).toEqual([0]);
 
     // With a copy still running: no copy at once, none after the delay; the running one wins.
@@ -246,20 +263,20 @@ describe('hedge(): errors', () => {
     expect(q).toMatchObject({ state: 'resolved', value: '#1' });
   });
 
-  it('refuses an async retryable with a TypeError naming it, as retry() does, and sends no other copy', async () => {
+  it('refuses an async retryable with retry()’s TypeError naming it (the engine asks it), and sends no other copy', async () => {
     // Its promise would count as true whatever it resolves to: an async "never retry" would
     // start a copy after every failure.
     const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 50, maxCopies: 3, retryable: (async () => false) as never }));
     await clock.tickAsync(200);
     expect(p.state).toBe('rejected');
-    expect(p.error).toEqual(new TypeError('hedge: options.retryable must return a boolean, got a promise'));
+    expect(p.error).toEqual(new TypeError('retry: options.retryable must return a boolean, got a promise'));
     expect(starts).toEqual([0]);
   });
 });
 
 describe('hedge(): idempotency and limits', () => {
-  it('surfaces an exception thrown by the budget, aborting the attempt running', async () => {
+  it('an exception thrown by the budget fails the attempt: hedge() gives up with it as the cause, aborting the copy running', async () => {
     const bug = new Error('budget bug');
     const budget = {
       record() {},
@@ -267,14 +284,17 @@ describe('hedge(): idempotency and limits', () => {
         throw bug;
       },
     };
-    const { fn, signals } = backend({ ms: 100 });
+    const { fn, starts, signals } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, budget }));
     await clock.tickAsync(10);
-    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    // The engine judges the failed attempt like any other: with no attempt left, RetryError.
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, elapsedMs: 10, cause: bug });
+    expect(starts).toEqual([0]);
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('makes exactly one attempt when idempotent is false, passing its error on unchanged', async () => {
+  it('sends exactly one copy when idempotent is false, passing its error on unchanged', async () => {
     const slow = backend({ ms: 500 });
     const p = track(hedge(slow.fn, { delayMs: 10, idempotent: false }));
     await clock.tickAsync(500);
@@ -289,23 +309,25 @@ describe('hedge(): idempotency and limits', () => {
     expect(failing.starts).toHaveLength(1);
   });
 
-  it('asks an idempotent function once, with the first attempt’s context', async () => {
-    const idempotent = vi.fn((ctx: AttemptContext) => ctx.attempt === 1 && false);
+  it('asks an idempotent function once, with the attempt’s context (attempt 1, copy 1)', async () => {
+    const idempotent = vi.fn((_ctx: AttemptContext) => false);
     const { fn, starts } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, idempotent }));
     await clock.tickAsync(100);
     expect(idempotent).toHaveBeenCalledTimes(1);
+    const asked = idempotent.mock.calls[0]?.[0] as AttemptContext;
+    expect([asked.attempt, asked.copy]).toEqual([1, 1]);
     expect(starts).toEqual([0]);
     expect(p.state).toBe('resolved');
   });
 
-  it('refuses an async idempotent with a TypeError naming it, before any attempt', async () => {
+  it('refuses an async idempotent with retry()’s TypeError naming it, before any copy', async () => {
     // A promise is not a "yes": an async "never resend" must not let a second copy out.
     const { fn, starts } = backend({ ms: 100 }, { ms: 10 });
     const p = track(hedge(fn, { delayMs: 10, idempotent: (async () => false) as never }));
     await clock.tickAsync(200);
     expect(p.state).toBe('rejected');
-    expect(p.error).toEqual(new TypeError('hedge: options.idempotent must return a boolean, got a promise'));
+    expect(p.error).toEqual(new TypeError('retry: options.idempotent must return a boolean, got a promise'));
     expect(starts).toEqual([]);
   });
 
@@ -331,14 +353,18 @@ describe('hedge(): idempotency and limits', () => {
     expect(c.value).toBe('#1');
   });
 
-  it('fails with RetryError "budget" when a transient error finds the budget spent and nothing running', async () => {
+  it('sends no copy after a transient error when the budget is spent: with nothing running, RetryError "attempts"', async () => {
     const budget = createRetryBudget({ maxTokens: 2 });
     budget.record(false); // 1 token: no retry, no hedge
     const unavailable = httpError(503);
-    const { fn } = backend({ ms: 5, error: unavailable });
+    const { fn, starts } = backend({ ms: 5, error: unavailable }, { ms: 5 });
     const p = track(hedge(fn, { delayMs: 20, budget }));
-    await clock.tickAsync(5);
-    expect(p.error).toMatchObject({ reason: 'budget', cause: unavailable });
+    await clock.tickAsync(100);
+    // Without the budget the second copy would have gone out at 5 and won (see above).
+    expect(starts).toEqual([0]);
+    expect(p.error).toBeInstanceOf(RetryError);
+    // hedge() is one attempt: the engine finds no attempt left before it asks the budget.
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: unavailable });
   });
 
   it('keeps hedges within the hedger’s extra-load allowance: 1 + maxExtraLoad × calls', async () => {
@@ -388,7 +414,7 @@ describe('hedge(): idempotency and limits', () => {
     await clock.tickAsync(100);
     expect(starts.map((s) => s - t0)).toEqual([0, 90]);
     expect(p.value).toBe('#2');
-    // The window keeps how long first attempts took: at least 100 ms here, as a hedge won then.
+    // The window keeps how long first copies took: at least 100 ms here, as a hedge won then.
     expect(hedger.delayMs).toBe(100);
     const floor = createHedger({ minDelayMs: 5, windowSize: 1 });
     const q = hedge(() => 'instant', { hedger: floor });
@@ -398,16 +424,23 @@ describe('hedge(): idempotency and limits', () => {
 });
 
 describe('hedge(): deadline and abort', () => {
-  it('gives up at the deadline with RetryError "deadline", aborting every attempt with a TimeoutError', async () => {
+  it('gives up at the deadline with RetryError "deadline" (1 attempt), aborting every copy with its TimeoutError', async () => {
     const { fn, signals } = backend();
     const p = track(hedge(fn, { delayMs: 50, deadlineMs: 300 }));
     await clock.tickAsync(299);
     expect(p.state).toBe('pending');
     await clock.tickAsync(1);
     expect(p.error).toBeInstanceOf(RetryError);
-    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 2, elapsedMs: 300 });
-    expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
-    expect(signals.map((s) => s.aborted && s.reason instanceof TimeoutError)).toEqual([true, true]);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, elapsedMs: 300 });
+    const timeout = (p.error as RetryError).cause;
+    expect(timeout).toBeInstanceOf(TimeoutError);
+    expect((timeout as TimeoutError).message).toBe('attempt 1 was still running at the deadline after 300 ms');
+    // Both copies were aborted with the very TimeoutError the call gave up with.
+    expect(signals).toHaveLength(2);
+    for (const signal of signals) {
+      expect(signal.aborted).toBe(true);
+      expect(signal.reason).toBe(timeout);
+    }
   });
 
   it('sends no hedge at or past the deadline', async () => {
@@ -418,7 +451,7 @@ describe('hedge(): deadline and abort', () => {
     expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1 });
   });
 
-  it('rejects with signal.reason when the caller aborts, aborting every attempt and removing its listener', async () => {
+  it('rejects with signal.reason when the caller aborts, aborting every copy and removing its listener', async () => {
     const controller = new AbortController();
     const { fn, signals } = backend();
     const p = track(hedge(fn, { delayMs: 50, signal: controller.signal }));
@@ -450,11 +483,11 @@ describe('hedge(): deadline and abort', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
-  it('a signal first read after the attempt lost is already aborted', async () => {
+  it('a signal first read after the copy lost is already aborted', async () => {
     let late: AttemptContext | undefined;
     const p = hedge(
       (ctx) => {
-        if (ctx.attempt === 1) {
+        if (ctx.copy === 1) {
           late = ctx;
           return new Promise<string>(() => {});
         }
@@ -503,6 +536,156 @@ describe('hedge(): options', () => {
     expect(() => createHedger({ maxExtraLoad: '5%' as never })).toThrow('got "5%"');
     expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');
     expect(() => createHedger(Object.create({ windowSize: -3 }))).not.toThrow();
+  });
+});
+
+describe('retry() with hedging(): copies race within each attempt', () => {
+  /**
+   * A backend scripted per attempt and copy: `steps['2.1']` is copy 1 of attempt 2 (a copy with
+   * no step never answers). Records who started when, as "attempt.copy@ms".
+   */
+  function perAttempt(steps: Record<string, Step>) {
+    const started: string[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      const key = `${ctx.attempt}.${ctx.copy}`;
+      started.push(`${key}@${Date.now()}`);
+      const step = steps[key] ?? { ms: 1_000_000 };
+      const { signal } = ctx;
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => (step.error !== undefined ? reject(step.error) : resolve(step.value ?? key)), step.ms);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      });
+    };
+    return { fn, started };
+  }
+  const backoff = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1_000, jitter: 'none' as const };
+
+  it('backs off when every copy of attempt 1 failed transiently, then attempt 2 sends copies 1 and 2 again', async () => {
+    const retries: RetryEvent[] = [];
+    const last = httpError(502);
+    const { fn, started } = perAttempt({
+      '1.1': { ms: 10, error: httpError(503) },
+      '1.2': { ms: 10, error: last },
+      '2.1': { ms: 500 },
+      '2.2': { ms: 10 },
+    });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 50 }), onRetry: (e) => retries.push(e) }));
+    await clock.tickAsync(20);
+    // Copy 2 of attempt 1 went out at once after copy 1's 503; both failed: the attempt failed.
+    expect(started).toEqual(['1.1@0', '1.2@10']);
+    expect(retries).toEqual([{ attempt: 1, error: last, value: undefined, delayMs: 100, elapsedMs: 20 }]);
+    await clock.tickAsync(99);
+    expect(started).toHaveLength(2); // still backing off
+    await clock.tickAsync(1);
+    expect(started).toEqual(['1.1@0', '1.2@10', '2.1@120']);
+    await clock.tickAsync(50);
+    expect(started).toEqual(['1.1@0', '1.2@10', '2.1@120', '2.2@170']);
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'resolved', value: '2.2' });
+  });
+
+  it('gives up with RetryError "attempts" after maxAttempts attempts whose copies all failed', async () => {
+    const last = httpError(500);
+    const { fn, started } = perAttempt({
+      '1.1': { ms: 5, error: httpError(503) },
+      '1.2': { ms: 5, error: httpError(503) },
+      '2.1': { ms: 5, error: httpError(503) },
+      '2.2': { ms: 5, error: last },
+    });
+    const p = track(retry(fn, { maxAttempts: 2, backoff, hedge: hedging({ delayMs: 50 }) }));
+    await clock.tickAsync(1_000);
+    expect(started).toEqual(['1.1@0', '1.2@5', '2.1@110', '2.2@115']);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2, cause: last });
+  });
+
+  it('reports onHedge with the attempt and the copy of each extra copy', async () => {
+    const events: HedgeEvent[] = [];
+    const unavailable = httpError(503);
+    const { fn } = perAttempt({ '1.1': { ms: 10, error: unavailable }, '1.2': { ms: 10, error: httpError(503) }, '2.2': { ms: 10 } });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 50, onHedge: (e) => events.push(e) }) }));
+    await clock.tickAsync(1_000);
+    expect(p.value).toBe('2.2');
+    expect(events).toEqual([
+      { attempt: 1, copy: 2, reason: 'error', error: unavailable, delayMs: 50, elapsedMs: 10 },
+      { attempt: 2, copy: 2, reason: 'delay', error: undefined, delayMs: 50, elapsedMs: 170 },
+    ]);
+  });
+
+  it('waits as long as a Retry-After asks before the next attempt, sending no copy meanwhile', async () => {
+    const busy = httpError(503, { headers: { 'retry-after': '2' } });
+    const { fn, started } = perAttempt({ '1.1': { ms: 5, error: busy }, '2.1': { ms: 5 } });
+    const p = track(retry(fn, { maxAttempts: 3, backoff, hedge: hedging({ delayMs: 20 }) }));
+    await clock.tickAsync(2_004);
+    expect(started).toEqual(['1.1@0']);
+    await clock.tickAsync(1);
+    expect(started).toEqual(['1.1@0', '2.1@2005']);
+    await clock.tickAsync(5);
+    expect(p).toMatchObject({ state: 'resolved', value: '2.1' });
+  });
+
+  it('a copy’s ctx.progress() is the attempt’s: the deadline counts afresh, and a copy it held back goes out', async () => {
+    // Deadline 100: copy 3 (due at 120) would be at or after it. Copy 2 reports progress at 90,
+    // so the deadline moves to 190 and copy 3 goes out at 120 and wins.
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      if (ctx.copy === 2) setTimeout(() => ctx.progress(), 30);
+      return new Promise<string>((resolve, reject) => {
+        const timer = ctx.copy === 3 ? setTimeout(() => resolve(`${ctx.attempt}.${ctx.copy}`), 10) : undefined;
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(ctx.signal.reason);
+        });
+      });
+    };
+    const p = track(retry(fn, { maxAttempts: 1, deadlineMs: 100, hedge: hedging({ delayMs: 60, maxCopies: 3 }) }));
+    await clock.tickAsync(100);
+    expect(p.state).toBe('pending'); // without the progress, the deadline would have ended it
+    await clock.tickAsync(30);
+    expect(started).toEqual([0, 60, 120]);
+    expect(p).toMatchObject({ state: 'resolved', value: '1.3' });
+  });
+
+  it('without progress, sends no copy at the deadline: no onHedge, no budget token spent', async () => {
+    // The next copy and the deadline are due at the same moment, 100: the copy must not go.
+    const budget = createRetryBudget({ maxTokens: 10 });
+    const onHedge = vi.fn();
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      return new Promise<string>((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    };
+    const p = track(retry(fn, { maxAttempts: 1, deadlineMs: 100, budget, hedge: hedging({ delayMs: 100, onHedge }) }));
+    await clock.tickAsync(100);
+    expect(started).toEqual([0]);
+    expect(onHedge).not.toHaveBeenCalled();
+    expect(budget.tokens).toBe(10);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1 });
+  });
+
+  it('hedging() rejects bad options up front, naming hedging: options.<field>', () => {
+    expect(() => hedging({})).toThrow(
+      new TypeError('hedging: options.delayMs or options.hedger must be given (the hedging delay), got neither'),
+    );
+    expect(() => hedging({ delayMs: -1 })).toThrow('hedging: options.delayMs must be a finite number >= 0, got -1');
+    expect(() => hedging({ delayMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+    expect(() => hedging({ delayMs: 1, maxCopies: 1.5 })).toThrow('hedging: options.maxCopies must be a safe integer >= 1, got 1.5');
+    expect(() => hedging({ delayMs: 1, hedger: {} as never })).toThrow('hedging: options.hedger must come from createHedger(), got {}');
+    expect(() => hedging({ delayMs: 1, onHedge: 'log' as never })).toThrow('hedging: options.onHedge must be a function, got "log"');
+    // The call's own options belong to retry(), not to the mode.
+    expect(() => hedging({ delayMs: 1, deadlineMs: 100 } as never)).toThrow('hedging: unknown option "deadlineMs"');
+    expect(() => hedging(null as never)).toThrow('hedging: options must be an object, got null');
+  });
+
+  it('retry() refuses a plain object as hedge: it must come from hedging()', () => {
+    const fn = vi.fn(() => 'x');
+    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow(TypeError);
+    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow('retry: options.hedge must come from hedging()');
+    expect(fn).not.toHaveBeenCalled();
   });
 });
 
