@@ -1,0 +1,260 @@
+/**
+ * One hedged attempt (see `hedging()` in hedging.ts): its copies, the moment of the next one,
+ * and its one outcome. A hedged attempt is its own timer-queue entry on the engine's clock.
+ */
+import { callHook } from '../core/hooks.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
+import { TimeoutError } from '../errors.js';
+import { steadyNow } from '../runtime/clock.js';
+import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
+import type { AttemptContext, AttemptHost } from '../types.js';
+import { hedgerCallStarted, hedgerDelay, type hedgerState, hedgerTakeHedge } from './hedger.js';
+
+/**
+ * Passed to `onHedge` just before an extra copy of an attempt is sent.
+ *
+ * @example
+ * hedging({ delayMs: 50, onHedge: ({ attempt, copy, reason }) => metrics.count('hedge', { attempt, copy, reason }) });
+ */
+export interface HedgeEvent {
+  /** The attempt of the call the copy belongs to (1-based). */
+  readonly attempt: number;
+  /** The copy about to be sent: 2 for the first hedge of the attempt. */
+  readonly copy: number;
+  /** `'delay'`: the copies sent were slow; `'error'`: one failed with a transient error. */
+  readonly reason: 'delay' | 'error';
+  /** The transient error that triggered it, for reason `'error'`. */
+  readonly error: unknown;
+  /** The hedging delay of this attempt, in milliseconds. */
+  readonly delayMs: number;
+  /** Milliseconds since the call began. */
+  readonly elapsedMs: number;
+}
+
+/** The checked settings of a hedging mode. */
+export interface Settings {
+  readonly delayMs: number | undefined;
+  readonly hedger: ReturnType<typeof hedgerState>;
+  readonly maxCopies: number;
+  readonly onHedge: ((event: HedgeEvent) => void) | undefined;
+}
+
+/** One copy of a hedged attempt: the context `fn` receives, and the means to stop it. */
+class Copy implements AttemptContext {
+  done = false;
+  #controller: AbortController | undefined = undefined;
+  #stopReason: unknown = undefined;
+
+  /** The hedged attempt, private: the copy is the context user code receives. */
+  readonly #owner: { readonly ctx: AttemptContext; progressed(): void };
+
+  constructor(
+    owner: { readonly ctx: AttemptContext; progressed(): void },
+    readonly copy: number,
+    readonly elapsedMs: number,
+    readonly remainingMs: number,
+  ) {
+    this.#owner = owner;
+  }
+
+  get attempt(): number {
+    return this.#owner.ctx.attempt;
+  }
+
+  /** Progress of any copy is the attempt's. */
+  progress(): void {
+    this.#owner.progressed();
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller !== undefined) return this.#controller.signal;
+    // First read after the copy ended: it is over, so its signal is aborted.
+    if (this.done) return AbortSignal.abort(this.#stopReason ?? new TimeoutError(`copy ${this.copy} of attempt ${this.attempt} has ended`));
+    this.#controller = new AbortController();
+    return this.#controller.signal;
+  }
+
+  stop(reason: unknown): void {
+    this.done = true;
+    this.#stopReason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/** One hedged attempt: its copies, the moment of the next one, and its one outcome. */
+export class HedgedAttempt<T> implements Timed {
+  dueAt = 0;
+  slot = NOT_QUEUED;
+  #settled = false;
+  #sent = 0;
+  #running: Copy[] = [];
+  #lastError: unknown = undefined;
+  #safe = false;
+  readonly #startedAt = steadyNow();
+  readonly #delayMs: number;
+  /** The call's deadline as the attempt's context told it: no copy goes out at or after it. */
+  #deadlineAt: number;
+  /** When the last copy went out. */
+  #lastSentAt = 0;
+
+  constructor(
+    readonly fn: (ctx: AttemptContext) => T | PromiseLike<T>,
+    readonly ctx: AttemptContext,
+    readonly host: AttemptHost,
+    readonly settings: Settings,
+    readonly resolve: (value: T) => void,
+    readonly reject: (error: unknown) => void,
+  ) {
+    const { hedger, delayMs } = settings;
+    this.#delayMs = delayMs ?? hedgerDelay(hedger as NonNullable<typeof hedger>);
+    this.#deadlineAt = this.#startedAt + ctx.remainingMs;
+  }
+
+  /**
+   * A copy made progress: it is the attempt's, and the call's limits count afresh from now, to a
+   * deadline this mode is not told; the engine still enforces it (it aborts `ctx.signal`).
+   */
+  progressed(): void {
+    this.#deadlineAt = Infinity;
+    this.ctx.progress();
+    // A copy the old deadline held back may go now, one delay after the last (at once if past).
+    if (this.slot === NOT_QUEUED) this.#queueNext(this.#lastSentAt);
+  }
+
+  start(): void {
+    const { signal } = this.ctx;
+    if (signal.aborted) return this.reject(signal.reason);
+    // The engine aborts the attempt's signal at its timeout, the deadline or the caller's abort.
+    signal.addEventListener('abort', () => this.#fail(signal.reason, signal.reason), { once: true });
+    const { hedger, maxCopies } = this.settings;
+    if (hedger !== undefined) hedgerCallStarted(hedger);
+    try {
+      // Asked once, before the first copy: a copy is a resend before any failure.
+      this.#safe = maxCopies > 1 && this.host.mayResend(this.ctx);
+    } catch (policyError) {
+      return this.#fail(policyError);
+    }
+    this.#send(this.#startedAt);
+  }
+
+  /** Sends the next copy at time `t`. */
+  #send(t: number): void {
+    const elapsed = t - this.#startedAt;
+    this.#lastSentAt = t;
+    const copy = new Copy(this, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
+    this.#running.push(copy);
+    this.#queueNext(t);
+    let result: Promise<T>;
+    try {
+      // Adopted inside the try too: Promise.resolve reads a promise's `constructor`, which a
+      // hostile one makes throw; thrown from a timer, that would escape and leave the call hung.
+      result = Promise.resolve(this.fn(copy));
+    } catch (error) {
+      return this.#copyFailed(copy, error);
+    }
+    result.then(
+      (value) => this.#copySucceeded(copy, value),
+      (error: unknown) => this.#copyFailed(copy, error),
+    );
+  }
+
+  /** Queues the moment of the next copy, when one may still be sent. */
+  #queueNext(t: number): void {
+    unschedule(this);
+    if (!this.#settled && this.#safe && this.#sent < this.settings.maxCopies) this.#scheduleAt(t + this.#delayMs);
+  }
+
+  /** Queues the next copy's moment, unless it falls at or after the deadline (no copy could go). */
+  #scheduleAt(at: number): void {
+    if (at < this.#deadlineAt) schedule(this, at);
+  }
+
+  /** The hedging delay passed with no answer: send a copy, or ask again one delay later. */
+  onDue(t: number): void {
+    if (this.#hedge(t, 'delay', undefined) === false) this.#scheduleAt(t + Math.max(1, this.#delayMs));
+  }
+
+  /**
+   * Sends the next copy if the allowance, the budget and the throttle let it go; false when one
+   * of them refused, or the deadline has come (the policies' own exceptions fail the attempt).
+   */
+  #hedge(t: number, reason: 'delay' | 'error', error: unknown): boolean {
+    const { host } = this;
+    const { hedger, onHedge } = this.settings;
+    // At the deadline the engine is about to end the call: a copy sent now would only be aborted
+    // (and would have spent a token and the allowance).
+    if (t >= this.#deadlineAt) return false;
+    try {
+      if (host.budget !== undefined && !host.budget.canRetry()) return false;
+      if (hedger !== undefined && !hedgerTakeHedge(hedger)) return false;
+      if (host.throttle !== undefined && !host.throttle.admit()) return false;
+      // An extra request is paid for as a retry is: the bucket drains as hedges go out.
+      host.budget?.record(false);
+    } catch (policyError) {
+      this.#fail(policyError);
+      return true;
+    }
+    const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
+    if (onHedge !== undefined)
+      callHook(onHedge, { attempt: this.ctx.attempt, copy: this.#sent + 1, reason, error, delayMs: this.#delayMs, elapsedMs });
+    if (!this.#settled) this.#send(t);
+    return true;
+  }
+
+  #copySucceeded(copy: Copy, value: T): void {
+    if (this.#settled || copy.done) return;
+    const { hedger } = this.settings;
+    // How long the first copy took, or at least took: when a hedge wins, the first copy was
+    // still running. Censored values all lie above the delay, so a percentile at or below the
+    // one the delay is read from stays true (timing the winner from its own start would make
+    // the delay ever shorter).
+    if (hedger !== undefined) hedger.window.record(steadyNow() - this.#startedAt);
+    copy.done = true;
+    this.#end(new DOMException(`copy ${copy.copy} of attempt ${copy.attempt} won`, 'AbortError'));
+    this.resolve(value);
+  }
+
+  #copyFailed(copy: Copy, error: unknown): void {
+    if (this.#settled || copy.done) return;
+    copy.done = true;
+    this.#running.splice(this.#running.indexOf(copy), 1);
+    this.#lastError = error;
+    const t = steadyNow();
+    try {
+      if (!this.host.isTransient(error, copy)) return this.#fail(error);
+    } catch (policyError) {
+      return this.#fail(policyError);
+    }
+    // The server said when to come back: another copy now, or at the next delay, would ignore
+    // it, so the moment queued for the next copy is dropped too. The copies running go on; if
+    // none wins, the engine waits as long as the error asks.
+    if ((retryAfterMsOf(error) ?? 0) > 0) {
+      this.#safe = false;
+      unschedule(this);
+    }
+    const more = this.#safe && this.#sent < this.settings.maxCopies;
+    if (this.#running.length > 0) {
+      // Another copy is still racing: this failure is one copy's, not the attempt's.
+      this.host.throttle?.record(false);
+      if (more) this.#hedge(t, 'error', error);
+      return;
+    }
+    if (more && this.#hedge(t, 'error', error)) return;
+    this.#fail(this.#lastError);
+  }
+
+  /** Fails the attempt with `error`; the copies still running are aborted with `reason`. */
+  #fail(error: unknown, reason: unknown = new DOMException('the hedged attempt has failed', 'AbortError')): void {
+    if (this.#settled) return;
+    this.#end(reason);
+    this.reject(error);
+  }
+
+  /** Ends the attempt: no timer, and every copy still running aborted with `reason`. */
+  #end(reason: unknown): void {
+    this.#settled = true;
+    unschedule(this);
+    for (const copy of this.#running) if (!copy.done) copy.stop(reason);
+    this.#running = [];
+  }
+}
