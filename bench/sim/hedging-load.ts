@@ -108,7 +108,7 @@ export async function loadedHedging(config: LoadedConfig, variant: LoadedVariant
       const service = [serviceTime(rng), serviceTime(rng)];
       firstWorkMs += service[0] as number;
       const startedAt = clock.now();
-      const attempt = ({ attempt: n, signal }: { attempt: number; signal: AbortSignal }): Promise<number> => {
+      const attempt = ({ copy: n, signal }: { copy: number; signal: AbortSignal }): Promise<number> => {
         copies++;
         const r = n === 1 ? first : other;
         return new Promise<number>((resolve, reject) => {
