@@ -4,7 +4,8 @@
  */
 import type { RetryPredicate } from '../types.js';
 import { isInteger, mustError } from '../util/check.js';
-import { GrpcStatus, type GrpcStatusName, errorReasonsOf, firstInChain, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
+import { firstInChain } from '../util/cause-chain.js';
+import { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
 import { socketFailure, timedOut } from './network.js';
 
 /**
