@@ -1,10 +1,11 @@
 /**
  * The library's own errors: what `retry()`, the throttle and `retryFetch` fail with or hand to
- * a predicate. They depend on nothing but utilities (the brand, the response header reader), so
- * every layer can throw or recognise them. Each class states its name once, in its `name` getter;
+ * a predicate. They depend on nothing but utilities (the brand, the cause chain, the response
+ * header reader), so every layer can throw or recognise them. Each class states its name once, in its `name` getter;
  * `BrandedError` turns that into the brand `instanceof` reads across copies of the library.
  */
 import { BrandedError, hasBrand } from './util/brand.js';
+import { causeText } from './util/cause-text.js';
 import { retryAfterIn } from './util/http-headers.js';
 
 /**
@@ -18,8 +19,11 @@ export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 /**
  * `retry()` gave up although the last error was transient: out of attempts, out of time, or
  * refused by the retry budget. `cause` is the last error; when the last attempt returned a
- * value that `retryOnResult` rejected, `value` is that value and there is no `cause`.
- * `instanceof` (and {@link isRetryError}) recognise one from any copy of the library.
+ * value that `retryOnResult` rejected, `value` is that value and there is no `cause`. The
+ * message ends with the last error's message and, when the chain of causes under it says more,
+ * its root cause: `gave up after 3 attempts in 2104 ms (out of attempts): fetch failed
+ * (ECONNREFUSED 127.0.0.1:39999)`. `instanceof` (and {@link isRetryError}) recognise one from
+ * any copy of the library.
  *
  * @example
  * try { await retry(call, { maxAttempts: 3 }); }
@@ -45,7 +49,7 @@ export class RetryError extends BrandedError {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
     const ms = Math.round(elapsedMs);
     super(
-      `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : detailOf(cause)}`,
+      `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : causeText(cause)}`,
       cause,
     );
     this.reason = reason;
@@ -67,18 +71,6 @@ export class RetryError extends BrandedError {
  */
 export function isRetryError(error: unknown): error is RetryError {
   return hasBrand(error, 'RetryError') || error instanceof RetryError;
-}
-
-/**
- * The cause's message for RetryError's own. The cause is whatever fn threw: a throwing
- * `message` getter or a hostile Proxy must not turn giving up into an exception of its own.
- */
-function detailOf(cause: unknown): string {
-  try {
-    return cause instanceof Error ? `: ${cause.message}` : '';
-  } catch {
-    return '';
-  }
 }
 
 /**

@@ -1,6 +1,9 @@
 // The library's errors (src/errors.ts), every class the same way: one brand, so `instanceof`
 // holds across two copies of the library; the class's own name wherever it is printed; no own
-// field for what was never given.
+// field for what was never given; messages that quote the root cause, safe against a hostile
+// cause.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as errors from '../src/errors.js';
@@ -155,5 +158,85 @@ describe('messages', () => {
       'gave up after 2 attempts in 1500 ms (retry budget exhausted): busy',
     );
     expect(new RetryError('attempts', 3, 10, 'a string').message).toBe('gave up after 3 attempts in 10 ms (out of attempts)');
+  });
+
+  it('RetryError: quotes the socket error under a real fetch failure (nothing listens on the port)', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const failure: unknown = await fetch(`http://127.0.0.1:${port}/`).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ message: 'fetch failed', cause: { code: 'ECONNREFUSED', address: '127.0.0.1', port } });
+    expect(new RetryError('attempts', 3, 2104, failure).message).toBe(
+      `gave up after 3 attempts in 2104 ms (out of attempts): fetch failed (ECONNREFUSED 127.0.0.1:${port})`,
+    );
+  });
+
+  it('RetryError: quotes each address of an AggregateError (Node trying IPv6 and IPv4), and a code the message lacks', () => {
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}:39999`), { code: 'ECONNREFUSED', address, port: 39999 });
+    const both = Object.assign(new AggregateError([refused('::1'), refused('127.0.0.1')], ''), { code: 'ECONNREFUSED' });
+    expect(new RetryError('attempts', 3, 2104, new TypeError('fetch failed', { cause: both })).message).toBe(
+      'gave up after 3 attempts in 2104 ms (out of attempts): fetch failed (ECONNREFUSED ::1:39999, ECONNREFUSED 127.0.0.1:39999)',
+    );
+    const hangUp = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    expect(new RetryError('attempts', 2, 5, hangUp).message).toBe(
+      'gave up after 2 attempts in 5 ms (out of attempts): socket hang up (ECONNRESET)',
+    );
+    const dns = Object.assign(new Error('getaddrinfo ENOTFOUND example.invalid'), { code: 'ENOTFOUND', hostname: 'example.invalid' });
+    expect(new RetryError('deadline', 2, 5, new TypeError('fetch failed', { cause: dns })).message).toBe(
+      'gave up after 2 attempts in 5 ms (deadline reached): fetch failed (getaddrinfo ENOTFOUND example.invalid)',
+    );
+  });
+
+  it('RetryError: quotes nothing twice, and reads the root down `cause` and gaxios’ `error`, bounded', () => {
+    const direct = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED', address: '127.0.0.1', port: 1 });
+    expect(new RetryError('attempts', 1, 0, direct).message).toBe(
+      'gave up after 1 attempt in 0 ms (out of attempts): connect ECONNREFUSED 127.0.0.1:1',
+    );
+    const status = new HttpStatusError(new Response(null, { status: 503, statusText: 'Service Unavailable' }), 'GET');
+    expect(new RetryError('attempts', 3, 7, status).message).toBe(
+      'gave up after 3 attempts in 7 ms (out of attempts): HTTP 503 Service Unavailable (GET)',
+    );
+    const gaxios = Object.assign(new Error('request to https://storage.googleapis.com failed'), { error: new Error('socket hang up') });
+    expect(new RetryError('attempts', 2, 0, gaxios).message).toMatch(
+      /: request to https:\/\/storage\.googleapis\.com failed \(socket hang up\)$/,
+    );
+    const cycle: Error & { cause?: unknown } = new Error('loop');
+    cycle.cause = new Error('inner', { cause: cycle });
+    expect(new RetryError('attempts', 2, 0, cycle).message).toMatch(/^gave up after 2 attempts in 0 ms \(out of attempts\): loop/);
+  });
+});
+
+describe('a hostile cause', () => {
+  const throwingMessage = Object.defineProperty(new Error('x'), 'message', {
+    get() {
+      throw new Error('message getter');
+    },
+  });
+  const throwingCause = Object.defineProperty(new Error('outer'), 'cause', {
+    get() {
+      throw new Error('cause getter');
+    },
+  });
+  const throwingPort = new TypeError('fetch failed', {
+    cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED', address: '127.0.0.1', port: { toString: hostile } }),
+  });
+  const nullInAggregate = new TypeError('fetch failed', { cause: new AggregateError([null], '') });
+  const revoked = Proxy.revocable({}, {});
+  revoked.revoke();
+  const causes: Array<[string, unknown, string]> = [
+    ['a throwing message getter', throwingMessage, ''],
+    ['a Proxy whose every trap throws', hostile(), ''],
+    ['a revoked Proxy', revoked.proxy, ''],
+    ['a throwing cause getter (the message read first is kept)', throwingCause, ': outer'],
+    ['a root whose port throws when printed', throwingPort, ': fetch failed'],
+    ['an AggregateError holding null', nullInAggregate, ': fetch failed'],
+  ];
+
+  it.each(causes)('%s: never makes an error class throw, and the message keeps what could be read', (_label, cause, detail) => {
+    expect(new RetryError('attempts', 3, 10, cause).message).toBe(`gave up after 3 attempts in 10 ms (out of attempts)${detail}`);
+    expect(() => new TimeoutError('slow', { cause })).not.toThrow();
+    expect(() => new errors.ResumeError('unpinned', 1, 'x', cause)).not.toThrow();
   });
 });
