@@ -1,7 +1,8 @@
 /**
  * The library's own errors: what `retry()`, the throttle and `retryFetch` fail with or hand to
- * a predicate. They depend on nothing but utilities (the brand, the cause chain, the response
- * header reader), so every layer can throw or recognise them. Each class states its name once, in its `name` getter;
+ * a predicate, and the `permanent()` wrapper that stops a retry from inside `fn`. They depend
+ * on nothing but utilities (the brand, the cause chain, the response header reader), so every
+ * layer can throw or recognise them. Each class states its name once, in its `name` getter;
  * `BrandedError` turns that into the brand `instanceof` reads across copies of the library.
  */
 import { BrandedError, hasBrand } from './util/brand.js';
@@ -71,6 +72,57 @@ export class RetryError extends BrandedError {
  */
 export function isRetryError(error: unknown): error is RetryError {
   return hasBrand(error, 'RetryError') || error instanceof RetryError;
+}
+
+/**
+ * What {@link permanent} wraps an error in: thrown from `fn`, it tells `retry()` to stop at
+ * once and reject with `cause`, the error itself. Neither `retryable` nor `idempotent` is
+ * asked, `onRetry` is not called, `onGiveUp` hears `'not-retryable'`, and the default
+ * classification ({@link isTransient}) calls it permanent wherever else it is met.
+ *
+ * @example
+ * try { await retry(async () => { throw permanent(new Error('quota exceeded')); }); }
+ * catch (e) { console.log(e instanceof PermanentError); } // false: retry() rejects with the error inside
+ */
+export class PermanentError extends BrandedError {
+  /** `'PermanentError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'PermanentError' {
+    return 'PermanentError';
+  }
+  /** The error `retry()` rejects with (no own property when it is undefined). */
+  declare readonly cause: unknown;
+
+  constructor(cause: unknown) {
+    super(`permanent failure${causeText(cause)}`, cause);
+  }
+}
+
+/**
+ * Marks `error` as one that no retry will cure, from inside `fn`: `throw permanent(error)`
+ * makes `retry()` reject at once with `error` itself, without asking `retryable` (see
+ * {@link PermanentError}). An error marked already is returned as it is.
+ *
+ * @example
+ * await retry(async () => {
+ *   const res = await fetch(url);
+ *   if (res.status === 403) throw permanent(new Error('forbidden: check the token'));
+ *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
+ *   return res.json();
+ * });
+ */
+export function permanent(error: unknown): PermanentError {
+  return isPermanent(error) ? error : new PermanentError(error);
+}
+
+/**
+ * True for what {@link permanent} returns, from any copy of this library. Read by the brand
+ * alone, so the engine can ask it without keeping the class in a bundle that never makes one.
+ *
+ * @example
+ * const retryable = (error: unknown) => !isPermanent(error) && isTransient(error);
+ */
+export function isPermanent(error: unknown): error is PermanentError {
+  return hasBrand(error, 'PermanentError');
 }
 
 /**

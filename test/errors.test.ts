@@ -1,13 +1,15 @@
 // The library's errors (src/errors.ts), every class the same way: one brand, so `instanceof`
 // holds across two copies of the library; the class's own name wherever it is printed; no own
 // field for what was never given; messages that quote the root cause, safe against a hostile
-// cause.
+// cause; and `permanent()`, which stops retry() from inside fn.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as errors from '../src/errors.js';
-import { GcsUploadError, HttpStatusError, RetryError, TimeoutError } from '../src/errors.js';
+import { GcsUploadError, HttpStatusError, PermanentError, RetryError, TimeoutError, isPermanent, permanent } from '../src/errors.js';
+import { createRetryBudget, isTransient, retry } from '../src/index.js';
+import { httpError, track, useVirtualClock } from './helpers/clock.js';
 
 type ErrorsModule = typeof errors;
 /** The module as the tests import it (the first copy), to index by class name. */
@@ -21,6 +23,7 @@ const makers = {
   HttpStatusError: (m: ErrorsModule) => new m.HttpStatusError(new Response(null, { status: 503 }), 'GET'),
   ResumeError: (m: ErrorsModule) => new m.ResumeError('changed', 10, 'overwritten'),
   GcsUploadError: (m: ErrorsModule) => new m.GcsUploadError('session-expired', 410, 'gone'),
+  PermanentError: (m: ErrorsModule) => m.permanent(new Error('forbidden')),
 } as const;
 type ClassName = keyof typeof makers;
 const classNames = Object.keys(makers) as ClassName[];
@@ -206,6 +209,11 @@ describe('messages', () => {
     cycle.cause = new Error('inner', { cause: cycle });
     expect(new RetryError('attempts', 2, 0, cycle).message).toMatch(/^gave up after 2 attempts in 0 ms \(out of attempts\): loop/);
   });
+
+  it('PermanentError: quotes what it wraps', () => {
+    expect(permanent(new Error('forbidden')).message).toBe('permanent failure: forbidden');
+    expect(permanent('no').message).toBe('permanent failure');
+  });
 });
 
 describe('a hostile cause', () => {
@@ -236,7 +244,108 @@ describe('a hostile cause', () => {
 
   it.each(causes)('%s: never makes an error class throw, and the message keeps what could be read', (_label, cause, detail) => {
     expect(new RetryError('attempts', 3, 10, cause).message).toBe(`gave up after 3 attempts in 10 ms (out of attempts)${detail}`);
+    expect(permanent(cause).message).toBe(`permanent failure${detail}`);
     expect(() => new TimeoutError('slow', { cause })).not.toThrow();
     expect(() => new errors.ResumeError('unpinned', 1, 'x', cause)).not.toThrow();
+  });
+});
+
+describe('permanent()', () => {
+  it('wraps once: the wrapper carries the error, and a wrapper passed in is returned as it is', () => {
+    const inner = new Error('forbidden');
+    const wrapped = permanent(inner);
+    expect(wrapped).toBeInstanceOf(PermanentError);
+    expect(wrapped.cause).toBe(inner);
+    expect(permanent(wrapped)).toBe(wrapped);
+    expect(permanent(copy.permanent(inner)).cause).toBe(inner);
+  });
+
+  it('isPermanent: true for a wrapper from either copy, false for the error inside, look-alikes and hostile values', () => {
+    const inner = new Error('forbidden');
+    expect(isPermanent(permanent(inner))).toBe(true);
+    expect(isPermanent(copy.permanent(inner))).toBe(true);
+    expect(copy.isPermanent(permanent(inner))).toBe(true);
+    expect(isPermanent(inner)).toBe(false);
+    expect(isPermanent(Object.assign(new Error('fake'), { name: 'PermanentError', cause: inner }))).toBe(false);
+    expect(isPermanent(undefined)).toBe(false);
+    expect(isPermanent(hostile())).toBe(false);
+  });
+
+  it('is never transient by default, whatever it wraps', () => {
+    expect(isTransient(httpError(503))).toBe(true);
+    expect(isTransient(permanent(httpError(503)))).toBe(false);
+    expect(isTransient(copy.permanent(httpError(503)))).toBe(false);
+  });
+});
+
+describe('permanent() thrown from fn', () => {
+  const clock = useVirtualClock();
+
+  function hooks() {
+    return {
+      retryable: vi.fn(() => true),
+      idempotent: vi.fn(() => true),
+      onRetry: vi.fn(),
+      onGiveUp: vi.fn(),
+    };
+  }
+
+  it('rejects at once with the error itself: one attempt, no predicate asked, no onRetry, onGiveUp "not-retryable"', async () => {
+    const inner = httpError(503); // transient: only the wrapper stops it
+    const options = hooks();
+    const fn = vi.fn(async () => {
+      throw permanent(inner);
+    });
+    const p = track(retry(fn, { ...options, maxAttempts: 5 }));
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(p.error).toBe(inner);
+    expect(clock.countTimers()).toBe(0);
+    await clock.tickAsync(120_000);
+    expect(fn).toHaveBeenCalledTimes(1);
+    expect(options.retryable).not.toHaveBeenCalled();
+    expect(options.idempotent).not.toHaveBeenCalled();
+    expect(options.onRetry).not.toHaveBeenCalled();
+    expect(options.onGiveUp).toHaveBeenCalledTimes(1);
+    expect(options.onGiveUp).toHaveBeenCalledWith({ reason: 'not-retryable', error: inner, attempts: 1, elapsedMs: 0 });
+  });
+
+  it('stops a later attempt the same way, thrown synchronously or from another copy of the library', async () => {
+    for (const wrap of [permanent, copy.permanent]) {
+      const inner = new Error('quota exceeded for good');
+      const options = hooks();
+      let n = 0;
+      const fn = vi.fn(() => {
+        n++;
+        if (n === 1) throw httpError(503);
+        throw wrap(inner);
+      });
+      const p = track(retry(fn, { ...options, backoff: { initialDelayMs: 100, jitter: 'none' } }));
+      await clock.tickAsync(100);
+      expect(p.state).toBe('rejected');
+      expect(p.error).toBe(inner);
+      expect(fn).toHaveBeenCalledTimes(2);
+      expect(options.retryable).toHaveBeenCalledTimes(1); // asked about the 503 only
+      expect(options.onRetry).toHaveBeenCalledTimes(1);
+      expect(options.onGiveUp).toHaveBeenCalledWith({ reason: 'not-retryable', error: inner, attempts: 2, elapsedMs: 100 });
+    }
+  });
+
+  it('counts as served for the throttle, and spends nothing of the budget', async () => {
+    const throttle = { admit: () => true, record: vi.fn(), error: () => new Error('throttled') };
+    const budget = createRetryBudget({ maxTokens: 4 });
+    const p = track(
+      retry(
+        () => {
+          throw permanent(new Error('forbidden'));
+        },
+        { throttle, budget },
+      ),
+    );
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+    expect(throttle.record).toHaveBeenCalledWith(true);
+    expect(budget.canRetry()).toBe(true);
+    expect(budget.tokens).toBe(4);
   });
 });

@@ -22,7 +22,7 @@
  * outcome) either settles the call or leaves it running; none throws, whatever user code does
  * under it, so one call's failure can never reach another call.
  */
-import { RetryError, TimeoutError } from '../errors.js';
+import { RetryError, TimeoutError, isPermanent } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
@@ -210,7 +210,8 @@ export class Run<T> implements Timed, AbortWatcher {
     const elapsedMs = t - this.#startedAt;
     let decision: ReturnType<typeof decide>;
     try {
-      const transient = isWorthRetrying(config, ctx, error, returned);
+      // Issue 22: `throw permanent(e)` is not transient, and no predicate is asked (#fail unwraps it).
+      const transient = !isPermanent(error) && isWorthRetrying(config, ctx, error, returned);
       // It may have aborted the caller's signal, which settled the call: nothing is recorded.
       if (this.#settled()) return;
       let idempotent = false;
@@ -263,6 +264,7 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Settles the call with `error`, unless settled already (the first outcome wins); tells onGiveUp. */
   #fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
     if (this.#settled()) return;
+    if (isPermanent(error)) error = error.cause; // Issue 22: the call rejects with e itself.
     this.#settle(FAILED, error);
     this.#reject?.(error);
     reportGiveUp(this.#config, reason, error, this.#attempt, this.#startedAt, elapsedMs);

@@ -30,6 +30,7 @@ function everyError(t: Tenacious): Error[] {
     new t.HttpStatusError(new Response(null, { status: 503 }), 'GET'),
     new t.ResumeError('changed', 10, 'overwritten'),
     new t.GcsUploadError('session-expired', 410, 'gone'),
+    t.permanent(new Error('forbidden')),
   ];
 }
 
