@@ -1,9 +1,12 @@
 /**
  * The library's own errors: what `retry()`, the throttle and `retryFetch` fail with or hand to
- * a predicate. They depend on nothing but the response header reader, so every layer can
- * throw or recognise them.
+ * a predicate, and the `permanent()` wrapper that stops a retry from inside `fn`. They depend
+ * on nothing but utilities (the brand, the cause chain, the response header reader), so every
+ * layer can throw or recognise them. Each class states its name once, in its `name` getter;
+ * `BrandedError` turns that into the brand `instanceof` reads across copies of the library.
  */
-import { brand, hasBrand, isInstance } from './util/brand.js';
+import { BrandedError, hasBrand } from './util/brand.js';
+import { causeText } from './util/cause-text.js';
 import { retryAfterIn } from './util/http-headers.js';
 
 /**
@@ -17,45 +20,44 @@ export type RetryErrorReason = 'deadline' | 'attempts' | 'budget';
 /**
  * `retry()` gave up although the last error was transient: out of attempts, out of time, or
  * refused by the retry budget. `cause` is the last error; when the last attempt returned a
- * value that `retryOnResult` rejected, `value` is that value and `cause` is undefined.
- * `instanceof` (and {@link isRetryError}) recognise one from any copy of the library.
+ * value that `retryOnResult` rejected, `value` is that value and there is no `cause`. The
+ * message ends with the last error's message and, when the chain of causes under it says more,
+ * its root cause: `gave up after 3 attempts in 2104 ms (out of attempts): fetch failed
+ * (ECONNREFUSED 127.0.0.1:39999)`. `instanceof` (and {@link isRetryError}) recognise one from
+ * any copy of the library.
  *
  * @example
  * try { await retry(call, { maxAttempts: 3 }); }
  * catch (e) { if (e instanceof RetryError && e.reason === 'attempts') console.log(e.cause); }
  */
-export class RetryError extends Error {
-  override readonly name = 'RetryError';
+export class RetryError extends BrandedError {
+  /** `'RetryError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'RetryError' {
+    return 'RetryError';
+  }
   /** Why the loop stopped. */
   readonly reason: RetryErrorReason;
   /** Attempts made, the first included. */
   readonly attempts: number;
   /** Whole milliseconds from the moment `retry()` was called to giving up. */
   readonly elapsedMs: number;
-  /** The last attempt's error (undefined when it returned a value to retry). */
-  override readonly cause: unknown;
-  /** The last attempt's value that `retryOnResult` rejected, or undefined. */
-  readonly value: unknown;
+  /** The last attempt's error (undefined, and no own property, when it returned a value to retry). */
+  declare readonly cause: unknown;
+  /** The last attempt's value that `retryOnResult` rejected; an own property only then. */
+  declare readonly value?: unknown;
 
   constructor(reason: RetryErrorReason, attempts: number, elapsedMs: number, cause: unknown, value?: unknown) {
     const why = reason === 'deadline' ? 'deadline reached' : reason === 'budget' ? 'retry budget exhausted' : 'out of attempts';
     const ms = Math.round(elapsedMs);
-    // `cause` is this class's own field, set below (a field declared in a subclass replaces
-    // whatever the Error constructor would have set from its options).
     super(
-      `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : detailOf(cause)}`,
+      `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} in ${ms} ms (${why})${cause === undefined && value !== undefined ? ': retryOnResult rejected the last value' : causeText(cause)}`,
+      cause,
     );
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = ms;
-    this.cause = cause;
-    this.value = value;
-    brand(this, 'RetryError');
-  }
-
-  /** True for a RetryError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, RetryError, 'RetryError', value);
+    // `declare`d, not a field: a field would be an own `value: undefined` on every RetryError.
+    if (value !== undefined) this.value = value;
   }
 }
 
@@ -73,15 +75,54 @@ export function isRetryError(error: unknown): error is RetryError {
 }
 
 /**
- * The cause's message for RetryError's own. The cause is whatever fn threw: a throwing
- * `message` getter or a hostile Proxy must not turn giving up into an exception of its own.
+ * What {@link permanent} wraps an error in: thrown from `fn`, it tells `retry()` to stop at
+ * once and reject with `cause`, the error itself. Neither `retryable` nor `idempotent` is
+ * asked, `onRetry` is not called, `onGiveUp` hears `'not-retryable'`, and the default
+ * classification ({@link isTransient}) calls it permanent wherever else it is met.
+ *
+ * @example
+ * try { await retry(async () => { throw permanent(new Error('quota exceeded')); }); }
+ * catch (e) { console.log(e instanceof PermanentError); } // false: retry() rejects with the error inside
  */
-function detailOf(cause: unknown): string {
-  try {
-    return cause instanceof Error ? `: ${cause.message}` : '';
-  } catch {
-    return '';
+export class PermanentError extends BrandedError {
+  /** `'PermanentError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'PermanentError' {
+    return 'PermanentError';
   }
+  /** The error `retry()` rejects with (no own property when it is undefined). */
+  declare readonly cause: unknown;
+
+  constructor(cause: unknown) {
+    super(`permanent failure${causeText(cause)}`, cause);
+  }
+}
+
+/**
+ * Marks `error` as one that no retry will cure, from inside `fn`: `throw permanent(error)`
+ * makes `retry()` reject at once with `error` itself, without asking `retryable` (see
+ * {@link PermanentError}). An error marked already is returned as it is.
+ *
+ * @example
+ * await retry(async () => {
+ *   const res = await fetch(url);
+ *   if (res.status === 403) throw permanent(new Error('forbidden: check the token'));
+ *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
+ *   return res.json();
+ * });
+ */
+export function permanent(error: unknown): PermanentError {
+  return isPermanent(error) ? error : new PermanentError(error);
+}
+
+/**
+ * True for what {@link permanent} returns, from any copy of this library. Read by the brand
+ * alone, so the engine can ask it without keeping the class in a bundle that never makes one.
+ *
+ * @example
+ * const retryable = (error: unknown) => !isPermanent(error) && isTransient(error);
+ */
+export function isPermanent(error: unknown): error is PermanentError {
+  return hasBrand(error, 'PermanentError');
 }
 
 /**
@@ -94,17 +135,14 @@ function detailOf(cause: unknown): string {
  *   onRetry: ({ error }) => { if (error instanceof TimeoutError) metrics.count('attempt_timeout'); },
  * });
  */
-export class TimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-
-  constructor(message?: string, options?: ErrorOptions) {
-    super(message, options);
-    brand(this, 'TimeoutError');
+export class TimeoutError extends BrandedError {
+  /** `'TimeoutError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'TimeoutError' {
+    return 'TimeoutError';
   }
 
-  /** True for a TimeoutError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, TimeoutError, 'TimeoutError', value);
+  constructor(message?: string, options?: ErrorOptions) {
+    super(message, options?.cause);
   }
 }
 
@@ -116,8 +154,11 @@ export class TimeoutError extends Error {
  * try { await retry(call, { throttle }); }
  * catch (e) { if (e instanceof ThrottledError) serveFromCache(); }
  */
-export class ThrottledError extends Error {
-  override readonly name = 'ThrottledError';
+export class ThrottledError extends BrandedError {
+  /** `'ThrottledError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'ThrottledError' {
+    return 'ThrottledError';
+  }
   /** The rejection probability the attempt drew against. */
   readonly probability: number;
   /** Requests counted in the window when it was rejected. */
@@ -133,12 +174,6 @@ export class ThrottledError extends Error {
     this.probability = probability;
     this.requests = requests;
     this.accepts = accepts;
-    brand(this, 'ThrottledError');
-  }
-
-  /** True for a ThrottledError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, ThrottledError, 'ThrottledError', value);
   }
 }
 
@@ -155,29 +190,27 @@ export class ThrottledError extends Error {
  *   retryable: (error) => (error instanceof HttpStatusError && error.status === 404) || isTransient(error),
  * });
  */
-export class HttpStatusError extends Error {
-  override readonly name = 'HttpStatusError';
+export class HttpStatusError extends BrandedError {
+  /** `'HttpStatusError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'HttpStatusError' {
+    return 'HttpStatusError';
+  }
   /** The response's status code. */
   readonly status: number;
   /** The request method, upper case. */
   readonly method: string;
   /** The response; its body is still unread when a predicate sees it. */
   readonly response: Response;
-  /** The response's `Retry-After` (seconds or HTTP-date) in milliseconds from its arrival, if valid. */
-  readonly retryAfterMs: number | undefined;
+  /** The response's `Retry-After` (seconds or HTTP-date) in milliseconds from its arrival; an own property only when valid. */
+  declare readonly retryAfterMs?: number;
 
   constructor(response: Response, method: string) {
     super(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''} (${method})`);
     this.status = response.status;
     this.method = method;
     this.response = response;
-    this.retryAfterMs = retryAfterIn(response.headers, Date.now());
-    brand(this, 'HttpStatusError');
-  }
-
-  /** True for a HttpStatusError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, HttpStatusError, 'HttpStatusError', value);
+    const retryAfterMs = retryAfterIn(response.headers, Date.now());
+    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -208,23 +241,20 @@ export type ResumeErrorReason = 'changed' | 'range-ignored' | 'bad-range' | 'unp
  *   }
  * }
  */
-export class ResumeError extends Error {
-  override readonly name = 'ResumeError';
+export class ResumeError extends BrandedError {
+  /** `'ResumeError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'ResumeError' {
+    return 'ResumeError';
+  }
   /** Why the download could not continue. */
   readonly reason: ResumeErrorReason;
   /** Bytes received (and handed over) before the download failed. */
   readonly receivedBytes: number;
 
   constructor(reason: ResumeErrorReason, receivedBytes: number, detail: string, cause?: unknown) {
-    super(`resume: cannot continue the download after ${receivedBytes} bytes: ${detail}`, { cause });
+    super(`resume: cannot continue the download after ${receivedBytes} bytes: ${detail}`, cause);
     this.reason = reason;
     this.receivedBytes = receivedBytes;
-    brand(this, 'ResumeError');
-  }
-
-  /** True for a ResumeError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, ResumeError, 'ResumeError', value);
   }
 }
 
@@ -251,8 +281,11 @@ export type GcsUploadErrorReason = 'session-expired' | 'protocol' | 'no-progress
  *   if (error instanceof GcsUploadError && error.reason === 'session-expired') sessionUri = await gcsStartResumableUpload(target);
  * }
  */
-export class GcsUploadError extends Error {
-  override readonly name = 'GcsUploadError';
+export class GcsUploadError extends BrandedError {
+  /** `'GcsUploadError'`, also in a minified bundle that renamed the class. */
+  override get name(): 'GcsUploadError' {
+    return 'GcsUploadError';
+  }
   /** Why the upload stopped. */
   readonly reason: GcsUploadErrorReason;
   /** The status of the answer that stopped it. */
@@ -262,11 +295,5 @@ export class GcsUploadError extends Error {
     super(`gcsResumableUpload: ${detail}`);
     this.reason = reason;
     this.status = status;
-    brand(this, 'GcsUploadError');
-  }
-
-  /** True for a GcsUploadError from any copy of this library (its ESM and CommonJS builds, or two versions). */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return isInstance(this, GcsUploadError, 'GcsUploadError', value);
   }
 }

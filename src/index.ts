@@ -19,7 +19,15 @@ export type {
   RetryOptions,
   SuccessEvent,
 } from './types.js';
-export { type RetryErrorReason, RetryError, TimeoutError, isRetryError } from './errors.js';
+export {
+  PermanentError,
+  type RetryErrorReason,
+  RetryError,
+  TimeoutError,
+  isPermanent,
+  isRetryError,
+  permanent,
+} from './errors.js';
 export { retry, withRetry } from './core/retry.js';
 export { DEFAULT_DEADLINE_MS } from './core/options.js';
 export {

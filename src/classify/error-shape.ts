@@ -4,51 +4,8 @@
  * error and then down its `cause` chain, so wrapped errors classify like the original.
  */
 import { isFiniteNumber, isInteger } from '../util/check.js';
+import { type Bag, firstInChain, isBag } from '../util/cause-chain.js';
 import { headerValue, retryAfterIn } from '../util/http-headers.js';
-
-/**
- * How far down a chain of underlying errors every reader looks (these readers, the predicates,
- * `notSent`, all through `firstInChain`): deep enough for real wrappers, safe against cycles.
- */
-const MAX_CAUSE_DEPTH = 8;
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
-}
-
-/**
- * The error under this one: its `cause`, else its `error` when that is an error (gaxios 6's
- * `GaxiosError`, which Cloud Storage's client 7 throws, keeps node-fetch's error there, a
- * timeout or an abort among them). Shared with the predicates and `notSent`, so every reader
- * walks the same chain; not part of the public API.
- *
- * @internal
- */
-export function underlying(bag: Bag): unknown {
-  if (bag.cause !== undefined && bag.cause !== null) return bag.cause;
-  const { error } = bag;
-  // Only an error: `error` is also the field of a Google JSON error body ({ error: { … } }),
-  // which the readers look into where they mean to.
-  return isBag(error) && (error instanceof Error || typeof error.message === 'string') ? error : undefined;
-}
-
-/**
- * Applies `read` to the error and each error under it (see `underlying`); returns the first
- * defined answer. Shared with the predicates; not part of the public API.
- *
- * @internal
- */
-export function firstInChain<T>(error: unknown, read: (bag: Bag) => T | undefined): T | undefined {
-  let current = error;
-  for (let depth = 0; depth < MAX_CAUSE_DEPTH && isBag(current); depth++) {
-    const found = read(current);
-    if (found !== undefined) return found;
-    current = underlying(current);
-  }
-  return undefined;
-}
 
 function httpStatusIn(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isInteger(value) && value >= 100 && value <= 599 ? value : undefined;

@@ -3,7 +3,8 @@
  * `TypeError` on each runtime, and requests that ran out of time.
  */
 import type { RetryPredicate } from '../types.js';
-import { firstInChain, isSystemCode } from './error-shape.js';
+import { firstInChain } from '../util/cause-chain.js';
+import { isSystemCode } from './error-shape.js';
 
 /**
  * Socket and DNS error codes that mean the connection failed or dropped, not that the

@@ -3,7 +3,8 @@
  * failure proves that no byte of the request reached the server, because there never was a
  * connection to carry it.
  */
-import { firstInChain, isSystemCode } from './error-shape.js';
+import { firstInChain } from '../util/cause-chain.js';
+import { isSystemCode } from './error-shape.js';
 
 /**
  * Codes that mean the connection was never established:

@@ -2,9 +2,11 @@
  * The retry policy's question, "is this error transient?", as small predicates that compose
  * (`anyOf`, `allOf`, `not`), and the default classification built from them.
  */
+import { isPermanent } from '../errors.js';
 import type { RetryPredicate } from '../types.js';
 import { isInteger, mustError } from '../util/check.js';
-import { GrpcStatus, type GrpcStatusName, errorReasonsOf, firstInChain, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
+import { firstInChain } from '../util/cause-chain.js';
+import { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
 import { socketFailure, timedOut } from './network.js';
 
 /**
@@ -163,7 +165,8 @@ export const aborted: RetryPredicate = (error) => {
  * transient), a gRPC code other than UNAVAILABLE/RESOURCE_EXHAUSTED/DEADLINE_EXCEEDED/
  * ABORTED/INTERNAL/UNKNOWN, an abort (`AbortError`, axios' `CanceledError`; also under `cause`,
  * unless the abort was a timeout), a `ThrottledError` (the adaptive throttle refused the call
- * on purpose), a `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), and
+ * on purpose), a `RetryError` (an inner `retry()` gave up: one retry layer, not attempts multiplied), what
+ * `permanent()` wrapped, and
  * programmer errors (`TypeError`, `RangeError`, `ReferenceError`, `SyntaxError`) other than
  * fetch's network `TypeError`.
  *
@@ -172,7 +175,7 @@ export const aborted: RetryPredicate = (error) => {
  * isTransient(Object.assign(new Error('no'), { status: 403 })); // false
  */
 export const isTransient: RetryPredicate = (error) => {
-  if (gaveUp(error)) return false;
+  if (gaveUp(error) || isPermanent(error)) return false;
   const status = httpStatusOf(error);
   if (status !== undefined) return TRANSIENT_HTTP_STATUSES.has(status) || aborted(error);
   const code = grpcCodeOf(error);

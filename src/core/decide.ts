@@ -4,7 +4,7 @@
  * times and acts on the answer; the tests ask it questions directly.
  */
 import { retryAfterMsOf } from '../classify/error-shape.js';
-import { RetryError, type RetryErrorReason } from '../errors.js';
+import { RetryError, type RetryErrorReason, isPermanent } from '../errors.js';
 import { delayFor } from './backoff.js';
 import type { AttemptContext } from '../types.js';
 import type { RetryConfig } from './options.js';
@@ -99,7 +99,11 @@ export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: un
  * `retryOnResult` for a value (`returned`). User code: it may throw, as decide()'s callees may.
  */
 export function isWorthRetrying(config: RetryConfig, ctx: AttemptContext, error: unknown, returned?: { value: unknown }): boolean {
-  if (returned === undefined) return answerOf(config.where, 'retryable', config.retryable(error, ctx));
+  if (returned === undefined) {
+    // `throw permanent(e)` from fn: not worth another try, whatever the predicate would say.
+    if (isPermanent(error)) return false;
+    return answerOf(config.where, 'retryable', config.retryable(error, ctx));
+  }
   return answerOf(config.where, 'retryOnResult', (config.retryOnResult as NonNullable<RetryConfig['retryOnResult']>)(returned.value, ctx));
 }
 

@@ -9,7 +9,7 @@
  * succeeds, costs the run, its context, two small bound reactions, one clock read and one
  * microtask. No entry point from outside throws, whatever user code does under it.
  */
-import { RetryError, TimeoutError } from '../errors.js';
+import { RetryError, TimeoutError, isPermanent } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
@@ -266,6 +266,7 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Settles the call with `error`, unless settled already (the first outcome wins); tells onGiveUp. */
   #fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
     if (this.#settled()) return;
+    if (isPermanent(error)) error = error.cause; // `throw permanent(e)`: the call rejects with e itself
     this.#settle(FAILED, error);
     this.#reject?.(error);
     reportGiveUp(this.#config, reason, error, this.#attempt, this.#startedAt, elapsedMs);
@@ -276,8 +277,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#outcome = outcome;
     this.#lastError = undefined;
     this.#lastValue = undefined;
-    // Most calls never queued anything (a first attempt that settled at once): skip the call.
-    if (this.slot !== NOT_QUEUED) unschedule(this);
+    if (this.slot !== NOT_QUEUED) unschedule(this); // most calls never queued anything
     const { signal } = this.#config;
     if (signal === undefined) return;
     try {

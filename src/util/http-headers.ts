@@ -3,12 +3,7 @@
  * object of strings, numbers or arrays), and the `Retry-After` value among them. Shared by the
  * error-shape readers and `HttpStatusError`, so Retry-After is parsed in one place.
  */
-
-type Bag = Record<string, unknown>;
-
-function isBag(value: unknown): value is Bag {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
-}
+import { isBag } from './cause-chain.js';
 
 /**
  * The `Retry-After` of `headers` in milliseconds, if valid: an HTTP-date is measured from the

@@ -155,13 +155,16 @@ describe('decide: a value retryOnResult rejected (issue 13)', () => {
     const value = { done: false };
     const attempts = decide(failure({ error: undefined, value, attempt: 3 }), config({ maxAttempts: 3 }));
     expect(attempts).toMatchObject({ action: 'give-up', reason: 'attempts' });
-    expect((attempts as { error: RetryError }).error).toMatchObject({ reason: 'attempts', value, cause: undefined });
+    expect((attempts as { error: RetryError }).error).toMatchObject({ reason: 'attempts', value });
+    expect((attempts as { error: RetryError }).error).not.toHaveProperty('cause');
     const deadline = decide(failure({ error: undefined, value, elapsedMs: 9_999 }), config({ deadlineMs: 10_000 }));
-    expect((deadline as { error: RetryError }).error).toMatchObject({ reason: 'deadline', value, cause: undefined });
+    expect((deadline as { error: RetryError }).error).toMatchObject({ reason: 'deadline', value });
+    expect((deadline as { error: RetryError }).error).not.toHaveProperty('cause');
     const budget = createRetryBudget({ maxTokens: 2 });
     budget.record(false);
     const refused = decide(failure({ error: undefined, value }), config({ budget }));
-    expect((refused as { error: RetryError }).error).toMatchObject({ reason: 'budget', value, cause: undefined });
+    expect((refused as { error: RetryError }).error).toMatchObject({ reason: 'budget', value });
+    expect((refused as { error: RetryError }).error).not.toHaveProperty('cause');
   });
 
   it('waits the backoff delay, as for a transient error', () => {

@@ -780,16 +780,6 @@ describe('retry(): regressions of issue 12 (no call can take another down; the d
 
 const constant = (ms: number) => ({ initialDelayMs: ms, multiplier: 1, maxDelayMs: ms, jitter: 'none' }) as const;
 
-describe('RetryError messages', () => {
-  it('say why the loop stopped, how many attempts it made, and the cause', () => {
-    expect(new RetryError('deadline', 1, 0.4, new Error('boom')).message).toBe('gave up after 1 attempt in 0 ms (deadline reached): boom');
-    expect(new RetryError('budget', 2, 1500, new Error('busy')).message).toBe(
-      'gave up after 2 attempts in 1500 ms (retry budget exhausted): busy',
-    );
-    expect(new RetryError('attempts', 3, 10, 'a string').message).toBe('gave up after 3 attempts in 10 ms (out of attempts)');
-  });
-});
-
 describe('what fn returns', () => {
   it("a value that is not a promise settles with one clock read (the call's) and no timer, whatever its type", async () => {
     const nowSpy = vi.spyOn(globalThis.performance, 'now');

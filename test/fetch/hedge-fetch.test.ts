@@ -197,7 +197,11 @@ describe('retryFetch with { hedge } on loopback', () => {
   it('refuses an async idempotent with a TypeError naming it, before any copy goes out', async () => {
     // Its promise would read as a yes, whatever it resolved to: a second copy would go out.
     const { url, requests } = await server([(res) => setTimeout(() => res.end('only'), 150)]);
-    const call = retryFetch(url, undefined, { deadlineMs: 10_000, idempotent: (async () => false) as never, hedge: hedging({ delayMs: 10 }) });
+    const call = retryFetch(url, undefined, {
+      deadlineMs: 10_000,
+      idempotent: (async () => false) as never,
+      hedge: hedging({ delayMs: 10 }),
+    });
     await expect(call).rejects.toEqual(new TypeError('retryFetch: options.idempotent must return a boolean, got a promise'));
     expect(requests).toHaveLength(0);
   });

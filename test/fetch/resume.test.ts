@@ -485,7 +485,11 @@ describe('retryFetch resume in virtual time', () => {
 
   it('counts the limits from the last progress: a break after the deadline, after bytes arrived, is resumed', async () => {
     const { fn, calls } = slowBreak(10);
-    const res = await retryFetch('http://x.test/', undefined, { fetch: fn, deadlineMs: 1000, backoff: { jitter: 'none', initialDelayMs: 10 } });
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      deadlineMs: 1000,
+      backoff: { jitter: 'none', initialDelayMs: 10 },
+    });
     const body = track(res.arrayBuffer());
     await clock.tickAsync(2100);
     expect(body.state).toBe('resolved');

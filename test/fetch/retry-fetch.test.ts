@@ -328,7 +328,11 @@ describe('retryFetch: options', () => {
     [{ bufferBody: 'yes' }, TypeError, 'retryFetch: options.bufferBody must be a boolean, got "yes"'],
     [{ retryable: 3 }, TypeError, 'retryFetch: options.retryable must be a function, got 3'],
     [{ idempotent: 'yes' }, TypeError, 'retryFetch: options.idempotent must be a boolean or a function, got "yes"'],
-    [{ signal: {} }, TypeError, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}'],
+    [
+      { signal: {} },
+      TypeError,
+      'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}',
+    ],
     // Regression (issue 12, defect 11's shape): passed, then hung the call when it was dropped.
     [
       { signal: { aborted: false, addEventListener() {} } },
@@ -634,7 +638,10 @@ describe('retryFetch with an injected fetch: edges', () => {
     it.each([
       ['x', 'retryFetch: options must be an object, got "x"'],
       [{ signal: null }, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got null'],
-      [{ signal: Object.assign(() => undefined, { aborted: false }) }, 'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got a function'],
+      [
+        { signal: Object.assign(() => undefined, { aborted: false }) },
+        'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got a function',
+      ],
     ])('refuses options %j, naming the field', (options, message) => {
       expect(() => retryFetch('http://x.test/', undefined, options as RetryFetchOptions)).toThrow(message);
     });
