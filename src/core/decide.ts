@@ -1,9 +1,9 @@
 /**
- * What follows a failed attempt, as a pure function of the attempt and the configuration: give
- * up (and why), or wait this long. No clock, no timer, no state: the loop (run.ts) brings the
- * times and acts on the answer; the tests ask it questions directly.
+ * What follows a failed attempt, as a pure function of facts: give up (and why), or wait this
+ * long. No clock, no timer, no state and no user code: judge.ts asks the policies, the budget
+ * and the rng (only those the answer needs) and brings their answers and the times; the loop
+ * (run.ts) acts on the decision; the tests ask it questions directly.
  */
-import { retryAfterMsOf } from '../classify/error-shape.js';
 import { RetryError, type RetryErrorReason, isPermanent } from '../errors.js';
 import { delayFor } from './backoff.js';
 import type { AttemptContext } from '../types.js';
@@ -42,6 +42,14 @@ export interface FailedAttempt {
   readonly elapsedMs: number;
   /** Whether the operation may be sent again (`config.idempotent`, answered for this attempt). */
   readonly idempotent: boolean;
+  /** The retry budget's answer (`canRetry()`); undefined when the call has no budget. */
+  readonly budgetAllows?: boolean | undefined;
+  /** A draw of the call's rng for the jitter; undefined for jitter 'none'. */
+  readonly random?: number | undefined;
+  /** How long the server asked to wait (Retry-After, gRPC pushback), in milliseconds. */
+  readonly hintMs?: number | undefined;
+  /** Where the call's last progress left it; undefined when it made none. */
+  readonly progressAt?: Progress | undefined;
 }
 
 /**
@@ -54,31 +62,37 @@ export interface Progress {
 }
 
 /**
- * Decides what follows `failed` under `config`. `wallNowMs` is the wall-clock time an HTTP-date
- * `Retry-After` is measured from when the error's headers carry no `Date`.
- *
- * In order: not transient or not idempotent → give up with the error itself; out of attempts
- * or refused by the budget → RetryError; otherwise the backoff delay, lengthened (never
- * shortened) by the server's hint, unless that sleep would end at or past the deadline, which
- * gives up now instead. User code it calls (`budget.canRetry`, `rng`) may throw: the loop
- * settles the call with that error.
+ * The give-up that needs no more facts: not transient or not idempotent (the error itself), or
+ * out of attempts (a RetryError); undefined when the budget, the rng and the hint are needed.
  */
-export function decide(failed: FailedAttempt, config: RetryConfig, wallNowMs?: number, progressAt?: Progress): Decision {
+export function earlyGiveUp(failed: FailedAttempt, config: RetryConfig): Decision | undefined {
   const { error, attempt, elapsedMs, value } = failed;
   if (!failed.transient) return giveUp('not-retryable', error);
   if (!failed.idempotent) return giveUp('not-idempotent', error);
   // The limits count from the last progress; the errors say the call's attempts and time.
-  const runAttempt = attempt - (progressAt?.attempts ?? 0);
-  const runElapsedMs = elapsedMs - (progressAt?.elapsedMs ?? 0);
-  if (runAttempt >= config.maxAttempts) return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
-  if (config.budget !== undefined && !config.budget.canRetry()) {
-    return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
+  if (attempt - (failed.progressAt?.attempts ?? 0) >= config.maxAttempts) {
+    return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
   }
-  let delayMs = delayFor(runAttempt - 1, config, config.rng);
-  const hintMs = retryAfterMsOf(error, wallNowMs);
+  return undefined;
+}
+
+/**
+ * Decides what follows `failed` under `config`. In order: not transient or not idempotent →
+ * give up with the error itself; out of attempts or refused by the budget → RetryError;
+ * otherwise the backoff delay, lengthened (never shortened) by the server's hint, unless that
+ * sleep would end at or past the deadline, which gives up now instead. Throws a RangeError for
+ * a `random` outside [0, 1] (naming `rng`, whose draw it is).
+ */
+export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
+  const early = earlyGiveUp(failed, config);
+  if (early !== undefined) return early;
+  const { error, attempt, elapsedMs, value, progressAt, hintMs } = failed;
+  if (failed.budgetAllows === false) return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
+  let delayMs = delayFor(attempt - (progressAt?.attempts ?? 0) - 1, config, () => failed.random as number);
   if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
   // fractional delay (jitter makes them) is rounded up to the next millisecond.
+  const runElapsedMs = elapsedMs - (progressAt?.elapsedMs ?? 0);
   if (runElapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
     return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error, value));
   }

@@ -1,13 +1,15 @@
 /**
  * The judgement of one attempt's outcome, between the engine (run.ts) and the pure decision
  * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
- * `idempotent`), records the outcome with the throttle and the budget, and hands the facts to
- * decide(). User code may abort the caller's signal, which settles the call: `settled` says so,
+ * `idempotent`), records the outcome with the throttle and the budget, asks the budget and the
+ * rng when another attempt is possible, reads the server's hint, and hands the facts to
+ * decide(): user code runs here, once each, never in decide(). User code may abort the caller's signal, which settles the call: `settled` says so,
  * and then nothing more is asked or recorded.
  */
 import { TimeoutError } from '../errors.js';
 import type { AttemptContext } from '../types.js';
-import { type Decision, type Progress, decide, isIdempotent, isWorthRetrying } from './decide.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
+import { type Decision, type FailedAttempt, type Progress, decide, earlyGiveUp, isIdempotent, isWorthRetrying } from './decide.js';
 import type { RetryConfig } from './options.js';
 
 /** What follows an outcome: decide()'s answer, `accept` the value as the answer, or nothing (`settled`: the call already is). */
@@ -50,8 +52,14 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     config.budget?.record(false);
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
-  const { attempt, elapsedMs } = outcome;
-  return decide({ error, value: returned?.value, transient, attempt, elapsedMs, idempotent }, config, undefined, outcome.progressAt);
+  const { attempt, elapsedMs, progressAt } = outcome;
+  const failed: FailedAttempt = { error, value: returned?.value, transient, attempt, elapsedMs, idempotent, progressAt };
+  if (earlyGiveUp(failed, config) !== undefined) return decide(failed, config);
+  // Another attempt is possible: the facts the delay needs, each asked once.
+  const { budget, jitter } = config;
+  const budgetAllows = budget?.canRetry();
+  const random = budgetAllows === false || jitter === 'none' ? undefined : config.rng();
+  return decide({ ...failed, budgetAllows, random, hintMs: retryAfterMsOf(error) }, config);
 }
 
 const SETTLED = { action: 'settled' } as const;

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
 import { readOptions } from '../../src/core/options.js';
-import { createRetryBudget, RetryError, type RetryOptions } from '../../src/index.js';
+import { RetryError, type RetryOptions } from '../../src/index.js';
 
 const failure = (overrides: Partial<FailedAttempt> = {}): FailedAttempt => ({
   error: new Error('boom'),
@@ -12,6 +12,7 @@ const failure = (overrides: Partial<FailedAttempt> = {}): FailedAttempt => ({
   attempt: 1,
   elapsedMs: 0,
   idempotent: true,
+  random: 0.5,
   ...overrides,
 });
 
@@ -22,16 +23,10 @@ const delayOf = (decision: Decision): number => {
   return decision.delayMs;
 };
 
-/** An error carrying a server hint of `ms` milliseconds. */
-const hinted = (ms: number) => Object.assign(new Error('busy'), { retryAfterMs: ms });
-
 describe('decide', () => {
-  it('gives up with the error itself when it is not transient, without asking anything else', () => {
+  it('gives up with the error itself when it is not transient, whatever the other facts say', () => {
     const error = new Error('permanent');
-    const canRetry = () => {
-      throw new Error('must not be asked');
-    };
-    const decision = decide(failure({ error, transient: false }), config({ budget: { record() {}, canRetry } }));
+    const decision = decide(failure({ error, transient: false, budgetAllows: false, hintMs: 5 }), config());
     expect(decision).toEqual({ action: 'give-up', reason: 'not-retryable', error });
   });
 
@@ -50,11 +45,16 @@ describe('decide', () => {
     expect(delayOf(decide(failure({ attempt: 2 }), config({ maxAttempts: 3 })))).toBe(1000); // half of 2 s (n = 1)
   });
 
-  it('gives up with RetryError "budget" when the budget refuses a retry', () => {
-    const budget = createRetryBudget({ maxTokens: 2 });
-    expect(decide(failure(), config({ budget }))).toMatchObject({ action: 'wait' });
-    budget.record(false);
-    expect(decide(failure(), config({ budget }))).toMatchObject({ action: 'give-up', reason: 'budget', error: { reason: 'budget' } });
+  it('gives up with RetryError "budget" when the budget refused a retry, and only then', () => {
+    expect(decide(failure({ budgetAllows: true }), config())).toMatchObject({ action: 'wait' });
+    expect(decide(failure({ budgetAllows: undefined }), config())).toMatchObject({ action: 'wait' });
+    expect(decide(failure({ budgetAllows: false }), config())).toMatchObject({
+      action: 'give-up',
+      reason: 'budget',
+      error: { reason: 'budget' },
+    });
+    // Out of attempts comes first: the budget's answer does not matter then.
+    expect(decide(failure({ budgetAllows: false, attempt: 3 }), config({ maxAttempts: 3 }))).toMatchObject({ reason: 'attempts' });
   });
 
   it('waits the backoff delay of retry n = attempt − 1', () => {
@@ -77,10 +77,20 @@ describe('decide', () => {
     expect(delayOf(decide(failure({ elapsedMs: 8 }), config(fraction)))).toBe(0.5);
   });
 
-  it('measures an HTTP-date Retry-After from the wall-clock time it is given', () => {
-    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
-    const error = { response: { headers: { 'retry-after': 'Wed, 21 Oct 2015 07:28:05 GMT' } } };
-    expect(delayOf(decide(failure({ error }), config({ backoff: { jitter: 'none' } }), now))).toBe(5000);
+  it('waits as long as the server hint when it is longer than the backoff delay', () => {
+    const backoff = { initialDelayMs: 100, jitter: 'none' as const };
+    expect(delayOf(decide(failure({ hintMs: 5000 }), config({ backoff })))).toBe(5000);
+    expect(delayOf(decide(failure({ hintMs: 50 }), config({ backoff })))).toBe(100);
+  });
+
+  it("counts the limits from the last progress, and the errors the call's attempts and time", () => {
+    const progressAt = { attempts: 5, elapsedMs: 9_000 };
+    const options = { maxAttempts: 2, deadlineMs: 1000, backoff: { initialDelayMs: 100, multiplier: 2, jitter: 'none' as const } };
+    // Attempt 6 is the run's first: 100 ms (n = 0), within 1 s of the progress.
+    expect(delayOf(decide(failure({ attempt: 6, elapsedMs: 9_500, progressAt }), config(options)))).toBe(100);
+    const out = decide(failure({ attempt: 7, elapsedMs: 9_600, progressAt }), config(options));
+    expect(out).toMatchObject({ reason: 'attempts', error: { attempts: 7, elapsedMs: 9600 } });
+    expect(decide(failure({ attempt: 6, elapsedMs: 9_950, progressAt }), config(options))).toMatchObject({ reason: 'deadline' });
   });
 
   it('property: a wait never ends at or past the deadline, and is never negative', () => {
@@ -92,8 +102,7 @@ describe('decide', () => {
         fc.option(fc.integer({ min: 0, max: 300_000 }), { nil: undefined }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         (attempt, elapsedMs, deadlineMs, hintMs, r) => {
-          const error = hintMs === undefined ? new Error('x') : hinted(hintMs);
-          const decision = decide(failure({ error, attempt, elapsedMs }), config({ deadlineMs, rng: () => r }));
+          const decision = decide(failure({ attempt, elapsedMs, hintMs, random: r }), config({ deadlineMs }));
           if (decision.action === 'wait') {
             expect(decision.delayMs).toBeGreaterThanOrEqual(0);
             expect(elapsedMs + Math.ceil(Math.max(decision.delayMs, MIN_SLEEP_MS))).toBeLessThan(deadlineMs);
@@ -110,9 +119,9 @@ describe('decide', () => {
         fc.integer({ min: 0, max: 100_000 }),
         fc.double({ min: 0, max: 1, noNaN: true }),
         (attempt, hintMs, r) => {
-          const options = { deadlineMs: Infinity, maxAttempts: 100, rng: () => r };
-          const plain = delayOf(decide(failure({ attempt }), config(options)));
-          const withHint = delayOf(decide(failure({ attempt, error: hinted(hintMs) }), config(options)));
+          const options = { deadlineMs: Infinity, maxAttempts: 100 };
+          const plain = delayOf(decide(failure({ attempt, random: r }), config(options)));
+          const withHint = delayOf(decide(failure({ attempt, random: r, hintMs }), config(options)));
           expect(withHint).toBe(Math.max(plain, hintMs));
         },
       ),
@@ -138,15 +147,8 @@ describe('decide', () => {
     );
   });
 
-  it('lets an rng or budget that throws throw (the loop settles the call with it)', () => {
-    expect(() => decide(failure(), config({ rng: () => 2 }))).toThrow(/rng must return a number in \[0, 1\], got 2/);
-    const budget = {
-      record() {},
-      canRetry: () => {
-        throw new Error('budget broke');
-      },
-    };
-    expect(() => decide(failure(), config({ budget }))).toThrow('budget broke');
+  it('refuses an rng draw outside [0, 1], naming rng (the loop settles the call with it)', () => {
+    expect(() => decide(failure({ random: 2 }), config())).toThrow(/rng must return a number in \[0, 1\], got 2/);
   });
 });
 
@@ -160,9 +162,7 @@ describe('decide: a value retryOnResult rejected (issue 13)', () => {
     const deadline = decide(failure({ error: undefined, value, elapsedMs: 9_999 }), config({ deadlineMs: 10_000 }));
     expect((deadline as { error: RetryError }).error).toMatchObject({ reason: 'deadline', value });
     expect((deadline as { error: RetryError }).error).not.toHaveProperty('cause');
-    const budget = createRetryBudget({ maxTokens: 2 });
-    budget.record(false);
-    const refused = decide(failure({ error: undefined, value }), config({ budget }));
+    const refused = decide(failure({ error: undefined, value, budgetAllows: false }), config());
     expect((refused as { error: RetryError }).error).toMatchObject({ reason: 'budget', value });
     expect((refused as { error: RetryError }).error).not.toHaveProperty('cause');
   });

@@ -1,0 +1,102 @@
+// judge(): the policies of a call asked once each, in order, and only those the decision needs;
+// their answers handed to the pure decide(). The engine's own tests check that it acts on them.
+import { describe, expect, it, vi } from 'vitest';
+import { judge } from '../../src/core/judge.js';
+import { readOptions } from '../../src/core/options.js';
+import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
+
+const ctx: AttemptContext = { attempt: 1, copy: 1, progress() {}, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
+const notSettled = () => false;
+
+/** judge() of a failure with `error` on attempt `attempt`, under `options`. */
+function judged(options: RetryOptions, error: unknown = new Error('x'), attempt = 1) {
+  return judge(
+    readOptions(options),
+    ctx,
+    { error, returned: undefined, known: undefined, attempt, elapsedMs: 0, progressAt: undefined },
+    notSettled,
+  );
+}
+
+describe('judge', () => {
+  it('asks neither budget nor rng when the error is not transient, and records it as served', () => {
+    const canRetry = vi.fn(() => true);
+    const record = vi.fn();
+    const rng = vi.fn(() => 0.5);
+    const error = new Error('no');
+    expect(judged({ retryable: () => false, budget: { canRetry, record }, rng }, error)).toEqual({
+      action: 'give-up',
+      reason: 'not-retryable',
+      error,
+    });
+    expect(canRetry).not.toHaveBeenCalled();
+    expect(rng).not.toHaveBeenCalled();
+    expect(record).not.toHaveBeenCalled();
+  });
+
+  it('asks neither budget nor rng on the last attempt', () => {
+    const canRetry = vi.fn(() => true);
+    const rng = vi.fn(() => 0.5);
+    expect(judged({ maxAttempts: 2, budget: { canRetry, record() {} }, rng }, new Error('x'), 2)).toMatchObject({ reason: 'attempts' });
+    expect(canRetry).not.toHaveBeenCalled();
+    expect(rng).not.toHaveBeenCalled();
+  });
+
+  it('asks the budget after recording the failure, and the rng only when the budget allows', () => {
+    const budget = createRetryBudget({ maxTokens: 2 });
+    const rng = vi.fn(() => 0.5);
+    // 2 tokens, one failure recorded: 1 left, not more than half: refused, no draw.
+    expect(judged({ budget, rng })).toMatchObject({ reason: 'budget' });
+    expect(rng).not.toHaveBeenCalled();
+    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'full' } })).toEqual({ action: 'wait', delayMs: 50 });
+    expect(rng).toHaveBeenCalledTimes(1);
+  });
+
+  it('draws nothing for jitter none', () => {
+    const rng = vi.fn(() => 0.5);
+    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'none' } })).toEqual({ action: 'wait', delayMs: 100 });
+    expect(rng).not.toHaveBeenCalled();
+  });
+
+  it("reads the server's hint from the error, an HTTP-date measured from the response's Date", () => {
+    const headers = { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:05 GMT' };
+    const error = Object.assign(new Error('busy'), { status: 503, response: { status: 503, headers } });
+    expect(judged({ backoff: { initialDelayMs: 1, jitter: 'none' } }, error)).toEqual({ action: 'wait', delayMs: 5000 });
+  });
+
+  it('lets a budget or rng that throws throw (the loop settles the call with it)', () => {
+    const budget = {
+      record() {},
+      canRetry: () => {
+        throw new Error('budget broke');
+      },
+    };
+    expect(() => judged({ budget })).toThrow('budget broke');
+    expect(() => judged({ rng: () => 2 })).toThrow(/rng must return a number in \[0, 1\], got 2/);
+  });
+
+  it('stops asking once user code settled the call (it aborted the caller signal)', () => {
+    const idempotent = vi.fn(() => true);
+    const judgement = judge(
+      readOptions({ idempotent }),
+      ctx,
+      { error: new Error('x'), returned: undefined, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      () => true,
+    );
+    expect(judgement).toEqual({ action: 'settled' });
+    expect(idempotent).not.toHaveBeenCalled();
+  });
+
+  it('takes a mode’s remembered answer instead of asking the retry policy again', () => {
+    const retryable = vi.fn(() => true);
+    const error = new Error('x');
+    const judgement = judge(
+      readOptions({ retryable }),
+      ctx,
+      { error, returned: undefined, known: false, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      notSettled,
+    );
+    expect(judgement).toEqual({ action: 'give-up', reason: 'not-retryable', error });
+    expect(retryable).not.toHaveBeenCalled();
+  });
+});
