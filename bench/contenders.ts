@@ -97,6 +97,15 @@ export const contenders = (lib: Library): readonly Contender[] => [
     wrap: (op) => () => lib.retry(op, lib.gcs({ operation: 'objects.get' })),
   },
   {
+    // Wrapped once, called many times: the options are read when wrapping.
+    name: 'tenacious withRetry(fn)',
+    wrap: (op) => lib.withRetry(op),
+  },
+  {
+    name: 'tenacious withRetry(fn, { maxAttempts: 5 })',
+    wrap: (op) => lib.withRetry(op, { maxAttempts: 5 }),
+  },
+  {
     name: 'tenacious retry(fn, { maxAttempts: 5 })',
     // A fresh, unfrozen options object on every call: the slow path of option reading.
     wrap: (op) => () => lib.retry(op, { maxAttempts: 5 }),

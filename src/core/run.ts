@@ -31,12 +31,11 @@ export class Run<T> implements Timed, AbortWatcher {
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the steadyNow() clock
-  #stopIsDeadline = false; // whether the running attempt's queued limit is the deadline (else its timeout)
   #controller: AbortController | undefined = undefined;
-  // The last failed attempt's error, or the value retryOnResult rejected, while the call runs.
-  #lastError: unknown = undefined;
+  // While the call runs, the last failed attempt's error (or the value retryOnResult rejected);
+  // once settled, its outcome: the value or the error. One field: a sleeping call keeps each.
+  #last: unknown = undefined;
   #lastValue: unknown = undefined;
-  #outcome: unknown = undefined; // once settled: the value or the error
   // The returned promise's settle functions, once the engine has handed them over.
   #resolve: ((value: T) => void) | undefined = undefined;
   #reject: ((error: unknown) => void) | undefined = undefined;
@@ -69,9 +68,11 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** The context of the current attempt at time `t`. */
   #contextAt(t: number): Context {
-    // A literal 0 at the call's start: a computed 0.0 would be a separately allocated number.
-    const elapsedMs = t === this.#startedAt ? 0 : t - this.#startedAt;
-    return new Context(this, this.#attempt, elapsedMs, this.#config.deadlineMs - (t - this.#runStart()));
+    const { deadlineMs } = this.#config;
+    // At the call's start, a literal 0 and the deadline itself: computed, each would be a
+    // separately allocated number (a double) kept by every sleeping call.
+    if (t === this.#startedAt) return new Context(this, this.#attempt, 0, deadlineMs);
+    return new Context(this, this.#attempt, t - this.#startedAt, deadlineMs - (t - this.#runStart()));
   }
 
   start(): void {
@@ -95,8 +96,8 @@ export class Run<T> implements Timed, AbortWatcher {
    * queues its limit; the common case touches no timer.
    */
   then(resolve: (value: T) => void, reject: (error: unknown) => void): void {
-    if (this.#phase === SUCCEEDED) return resolve(this.#outcome as T);
-    if (this.#phase === FAILED) return reject(this.#outcome);
+    if (this.#phase === SUCCEEDED) return resolve(this.#last as T);
+    if (this.#phase === FAILED) return reject(this.#last);
     this.#resolve = resolve;
     this.#reject = reject;
     if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#startedAt);
@@ -181,8 +182,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #queueStop(attemptStart: number): void {
     const deadline = this.#runStart() + this.#config.deadlineMs;
     const timeout = attemptStart + this.#config.attemptTimeoutMs;
-    this.#stopIsDeadline = deadline <= timeout;
-    schedule(this, this.#stopIsDeadline ? deadline : timeout);
+    schedule(this, Math.min(deadline, timeout));
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
@@ -199,15 +199,16 @@ export class Run<T> implements Timed, AbortWatcher {
   #sleepEnded(t: number): void {
     if (t - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
-      return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#lastError, this.#lastValue), 'deadline', elapsedMs);
+      return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#last, this.#lastValue), 'deadline', elapsedMs);
     }
     this.#runAttempt(t);
   }
 
   #attemptOverran(t: number): void {
-    const atDeadline = this.#stopIsDeadline;
+    // The limit queued was the deadline when it came first (or with the timeout).
+    const atDeadline = this.dueAt === this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
-    const timeout = overrun(this.#attempt, atDeadline, this.#config, this.#lastError);
+    const timeout = overrun(this.#attempt, atDeadline, this.#config, this.#last);
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
@@ -225,7 +226,7 @@ export class Run<T> implements Timed, AbortWatcher {
   /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
   #judge(error: unknown, ctx: AttemptContext, t: number, returned?: { value: unknown }): void {
     unschedule(this);
-    this.#lastError = error;
+    this.#last = error;
     this.#lastValue = returned?.value;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
@@ -255,7 +256,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (broken !== undefined) {
       // Nobody has seen the success yet: the call fails with the budget's or throttle's error instead.
       this.#phase = FAILED;
-      this.#outcome = broken.error;
+      this.#last = broken.error;
       this.#reject?.(broken.error);
       return reportGiveUp(this.#config, 'not-retryable', broken.error, this.#attempt, this.#startedAt);
     }
@@ -274,8 +275,7 @@ export class Run<T> implements Timed, AbortWatcher {
 
   #settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
     this.#phase = phase;
-    this.#outcome = outcome;
-    this.#lastError = undefined;
+    this.#last = outcome;
     this.#lastValue = undefined;
     if (this.slot !== NOT_QUEUED) unschedule(this); // most calls never queued anything
     const { signal } = this.#config;
