@@ -89,7 +89,29 @@ export function withRetry<A extends unknown[], R, This = unknown>(
   if (typeof fn !== 'function') throw mustError('withRetry: fn', 'be a function', fn);
   const config = options === undefined ? DEFAULT_CONFIG : validateOptions(options as RetryOptions, 'withRetry');
   return function retried(this: This, ...args: A): Promise<Awaited<R>> {
-    const startedAt = steadyNow();
-    return start(() => fn.apply(this, args) as Awaited<R> | PromiseLike<Awaited<R>>, config, startedAt);
+    const run = new CallWithArgs<Awaited<R>>(fn, this, args, config, steadyNow());
+    run.start();
+    return Promise.resolve(run as unknown as PromiseLike<Awaited<R>>);
   };
+}
+
+/**
+ * A call of a function wrapped by withRetry: each attempt calls it with the caller's `this` and
+ * arguments. Held in the call itself: a closure per call would cost an allocation and a scope.
+ */
+class CallWithArgs<T> extends Run<T> {
+  constructor(
+    target: (...args: never[]) => unknown,
+    readonly self: unknown,
+    readonly args: unknown[],
+    config: RetryConfig,
+    startedAt: number,
+  ) {
+    super(target as (ctx: AttemptContext) => T | PromiseLike<T>, config, startedAt);
+  }
+
+  /** The wrapped function, with the caller's `this` and arguments instead of the context. */
+  protected override call(): T | PromiseLike<T> {
+    return (this.fn as (...args: unknown[]) => T | PromiseLike<T>).apply(this.self, this.args);
+  }
 }

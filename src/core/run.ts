@@ -32,19 +32,20 @@ export class Run<T> implements Timed, AbortWatcher {
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the steadyNow() clock
   #controller: AbortController | undefined = undefined;
-  // While the call runs, the last failed attempt's error (or the value retryOnResult rejected);
-  // once settled, its outcome: the value or the error. One field: a sleeping call keeps each.
+  // The last failed attempt's error (or rejected value) while running; once settled, the outcome.
   #last: unknown = undefined;
   #lastValue: unknown = undefined;
-  // The returned promise's settle functions, once the engine has handed them over.
-  #resolve: ((value: T) => void) | undefined = undefined;
+  #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
   #reject: ((error: unknown) => void) | undefined = undefined;
-  #fn: AttemptFn<T>;
   #config: RetryConfig;
   #more: Runs | undefined = undefined;
 
-  constructor(fn: AttemptFn<T>, config: RetryConfig, startedAt: number) {
-    this.#fn = fn;
+  /** `fn` is protected: withRetry's calls call it with their own arguments. */
+  constructor(
+    protected fn: AttemptFn<T>,
+    config: RetryConfig,
+    startedAt: number,
+  ) {
     this.#config = config;
     this.#startedAt = startedAt;
   }
@@ -69,8 +70,7 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The context of the current attempt at time `t`. */
   #contextAt(t: number): Context {
     const { deadlineMs } = this.#config;
-    // At the call's start, a literal 0 and the deadline itself: computed, each would be a
-    // separately allocated number (a double) kept by every sleeping call.
+    // At the call's start, a literal 0 and the deadline itself, not computed doubles to allocate.
     if (t === this.#startedAt) return new Context(this, this.#attempt, 0, deadlineMs);
     return new Context(this, this.#attempt, t - this.#startedAt, deadlineMs - (t - this.#runStart()));
   }
@@ -104,14 +104,13 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   /**
-   * A further run of a succeeded call, of `fn`'s attempts: `broken` is how its answer failed
-   * after all (judged as the run's first failure), or undefined to send at once. `signal`
-   * replaces the call's; onSuccess and onGiveUp ran already. With `progressed` the limits
-   * count afresh from the attempt that broke; the attempt numbers go on.
+   * A further run of a succeeded call, of `fn`'s attempts: `broken` is how its answer failed after
+   * all (the run's first failure), or undefined to send at once. `signal` replaces the call's;
+   * onSuccess and onGiveUp ran already. With `progressed` the limits count afresh from there.
    */
   reopen(fn: AttemptFn<T>, broken: unknown, signal: AbortSignal | undefined, progressed: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#fn = fn;
+      this.fn = fn;
       this.#config = { ...this.#config, signal, onSuccess: undefined, onGiveUp: undefined };
       this.#resolve = resolve;
       this.#reject = reject;
@@ -143,12 +142,17 @@ export class Run<T> implements Timed, AbortWatcher {
     let result: T | PromiseLike<T>;
     try {
       const mode = config.hedge;
-      result = mode === undefined ? this.#fn(ctx) : mode.run(this.#fn, ctx, this.#runs().hostFor(config));
+      result = mode === undefined ? this.call(ctx) : mode.run((copy) => this.call(copy), ctx, this.#runs().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
       return this.#judge(error, ctx, steadyNow());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
+  }
+
+  /** One attempt's call of `fn`. */
+  protected call(ctx: AttemptContext): T | PromiseLike<T> {
+    return this.fn(ctx);
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
@@ -178,7 +182,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#queueStop(t);
   }
 
-  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first. */
+  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (`dueAt` tells which). */
   #queueStop(attemptStart: number): void {
     const deadline = this.#runStart() + this.#config.deadlineMs;
     const timeout = attemptStart + this.#config.attemptTimeoutMs;
@@ -205,7 +209,6 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   #attemptOverran(t: number): void {
-    // The limit queued was the deadline when it came first (or with the timeout).
     const atDeadline = this.dueAt === this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
     const timeout = overrun(this.#attempt, atDeadline, this.#config, this.#last);
@@ -254,11 +257,8 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#settle(SUCCEEDED, value);
     const broken = recordSuccess(this.#config);
     if (broken !== undefined) {
-      // Nobody has seen the success yet: the call fails with the budget's or throttle's error instead.
-      this.#phase = FAILED;
-      this.#last = broken.error;
-      this.#reject?.(broken.error);
-      return reportGiveUp(this.#config, 'not-retryable', broken.error, this.#attempt, this.#startedAt);
+      this.#phase = ATTEMPTING; // nobody has seen the success: the call fails with that error instead
+      return this.#fail(broken.error, 'not-retryable');
     }
     this.#resolve?.(value);
     reportSuccess(this.#config, this.#attempt, this.#startedAt, value);
