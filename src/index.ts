@@ -12,6 +12,7 @@ export type {
   AttemptHost,
   AttemptMode,
   AttemptThrottle,
+  CallEvent,
   GiveUpEvent,
   GiveUpReason,
   RetryBudget,

@@ -122,6 +122,51 @@ export interface RetryEvent {
 export type GiveUpReason = 'attempts' | 'deadline' | 'budget' | 'not-retryable' | 'not-idempotent' | 'aborted' | 'throttled';
 
 /**
+ * One event of a call, in the order it happens, as `onEvent` receives it: the one stream every
+ * way of making a call reports to (plain and hedged attempts, progress, resumed downloads), for
+ * logs, metrics and traces. `elapsedMs` counts from the call's start.
+ *
+ * - `attempt`: an attempt starts (its number, 1-based).
+ * - `hedge`: a hedged attempt sends copy `copy` (2 and more), after the delay or an error.
+ * - `retry`: attempt `attempt` failed; the call waits `delayMs`, chosen by the `backoff` or
+ *   lengthened by the `server`'s hint (Retry-After, gRPC pushback).
+ * - `progress`: the attempt reported progress (`ctx.progress()`): the limits count from here.
+ * - `resume`: a settled call runs again (a download whose body broke with `error`).
+ * - `success` / `give-up`: the call settled, or a resumed run ended (onSuccess and onGiveUp
+ *   are told once, of the call).
+ *
+ * @example
+ * retry(call, { onEvent: (e) => { if (e.type === 'retry') log.warn(`retry in ${e.delayMs} ms`, e.error); } });
+ */
+export type CallEvent =
+  | { readonly type: 'attempt'; readonly attempt: number; readonly elapsedMs: number }
+  | {
+      readonly type: 'hedge';
+      readonly attempt: number;
+      readonly copy: number;
+      readonly reason: 'delay' | 'error';
+      readonly elapsedMs: number;
+    }
+  | {
+      readonly type: 'retry';
+      readonly attempt: number;
+      readonly error: unknown;
+      readonly delayMs: number;
+      readonly source: 'backoff' | 'server';
+      readonly elapsedMs: number;
+    }
+  | { readonly type: 'progress'; readonly attempt: number; readonly elapsedMs: number }
+  | { readonly type: 'resume'; readonly attempt: number; readonly error: unknown; readonly elapsedMs: number }
+  | { readonly type: 'success'; readonly attempts: number; readonly elapsedMs: number }
+  | {
+      readonly type: 'give-up';
+      readonly reason: GiveUpReason;
+      readonly error: unknown;
+      readonly attempts: number;
+      readonly elapsedMs: number;
+    };
+
+/**
  * Passed to `onSuccess` once, when the call resolves.
  *
  * @example
@@ -232,6 +277,8 @@ export interface RetryOptions<T = unknown> {
   onSuccess?: (event: SuccessEvent<T>) => void | PromiseLike<void>;
   /** Called once when the call rejects, with the reason. May be async; what it throws or rejects is ignored. */
   onGiveUp?: (event: GiveUpEvent) => void | PromiseLike<void>;
+  /** Called with every event of the call, in order (see `CallEvent`); what it throws is ignored. */
+  onEvent?: (event: CallEvent) => void;
   /** A retry budget shared by many calls; a refused retry fails with `RetryError` `'budget'`. */
   budget?: RetryBudget;
   /** Client-side adaptive throttling shared by many calls. */
@@ -268,6 +315,8 @@ export interface AttemptHost {
   readonly budget: RetryBudget | undefined;
   /** The call's adaptive throttle: an extra copy is a request, admitted or refused. */
   readonly throttle: AttemptThrottle | undefined;
+  /** Reports an event of the attempt (a `hedge`) to the call's event stream. */
+  report(event: CallEvent): void;
 }
 
 /**

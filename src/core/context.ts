@@ -43,6 +43,23 @@ export class Context implements AttemptContext {
   }
 }
 
+/**
+ * The context of attempt `attempt` at time `t`, of a call begun at `startedAt` whose current
+ * run began at `runStartedAt` (the deadline counts from there).
+ */
+export function contextAt(
+  owner: ContextOwner,
+  attempt: number,
+  t: number,
+  startedAt: number,
+  runStartedAt: number,
+  deadlineMs: number,
+): Context {
+  // At the call's start, a literal 0 and the deadline itself, not computed doubles to allocate.
+  if (t === startedAt) return new Context(owner, attempt, 0, deadlineMs);
+  return new Context(owner, attempt, t - startedAt, deadlineMs - (t - runStartedAt));
+}
+
 /** The reaction to an attempt's value; `this` is the attempt's context. */
 function attemptValue(this: Context, value: unknown): void {
   Context.ownerOf(this).attemptResolved(this, value);

@@ -25,7 +25,7 @@ export type DecidedReason = 'not-retryable' | 'not-idempotent' | RetryErrorReaso
  * and reject with `error` (the attempt's own error, or a RetryError wrapping it).
  */
 export type Decision =
-  | { readonly action: 'wait'; readonly delayMs: number }
+  | { readonly action: 'wait'; readonly delayMs: number; readonly source: 'backoff' | 'server' }
   | { readonly action: 'give-up'; readonly reason: DecidedReason; readonly error: unknown };
 
 /** The failed attempt, as decide() needs it. */
@@ -88,15 +88,16 @@ export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
   if (early !== undefined) return early;
   const { error, attempt, elapsedMs, value, progressAt, hintMs } = failed;
   if (failed.budgetAllows === false) return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
-  let delayMs = delayFor(attempt - (progressAt?.attempts ?? 0) - 1, config, () => failed.random as number);
-  if (hintMs !== undefined && hintMs > delayMs) delayMs = hintMs;
+  const backoffMs = delayFor(attempt - (progressAt?.attempts ?? 0) - 1, config, () => failed.random as number);
+  const hinted = hintMs !== undefined && hintMs > backoffMs;
+  const delayMs = hinted ? hintMs : backoffMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
   // fractional delay (jitter makes them) is rounded up to the next millisecond.
   const runElapsedMs = elapsedMs - (progressAt?.elapsedMs ?? 0);
   if (runElapsedMs + Math.ceil(Math.max(delayMs, MIN_SLEEP_MS)) >= config.deadlineMs) {
     return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error, value));
   }
-  return { action: 'wait', delayMs };
+  return { action: 'wait', delayMs, source: hinted ? 'server' : 'backoff' };
 }
 
 /**

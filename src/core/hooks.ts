@@ -1,11 +1,11 @@
 /**
- * Calling the user's hooks (onRetry, onSuccess, onGiveUp) so that they can never change what
+ * Calling the user's hooks (onRetry, onSuccess, onGiveUp, onEvent) so that they can never change what
  * retry() does: what a hook throws is ignored, and so is a rejection of what it returns (an
  * async hook). The call has settled before onSuccess and onGiveUp run, so an abort they raise
  * comes too late to matter.
  */
 import { steadyNow } from '../runtime/clock.js';
-import type { GiveUpReason } from '../types.js';
+import type { CallEvent, GiveUpReason, RetryEvent } from '../types.js';
 import { ignore } from './context.js';
 import type { RetryConfig } from './options.js';
 
@@ -19,10 +19,28 @@ export function callHook<E>(hook: (event: E) => unknown, event: E): void {
   }
 }
 
-/** Tells `onSuccess`, if given, that the call resolved with `value` after `attempts` attempts. */
+/** Tells the call's event stream, if it has one, of `event`. */
+export function emit(config: RetryConfig, event: CallEvent): void {
+  const { onEvent } = config;
+  if (onEvent !== undefined) callHook(onEvent, event);
+}
+
+/** Tells `onRetry` and the event stream that the call now waits `event.delayMs`, set by `source`. */
+export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'backoff' | 'server'): void {
+  callHook(config.onRetry, event);
+  const { onEvent } = config;
+  if (onEvent === undefined) return;
+  const { attempt, error, delayMs, elapsedMs } = event;
+  callHook(onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
+}
+
+/** Tells `onSuccess` and the event stream, if given, that the call resolved with `value` after `attempts` attempts. */
 export function reportSuccess(config: RetryConfig, attempts: number, startedAt: number, value: unknown): void {
-  const { onSuccess } = config;
-  if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs: Math.round(steadyNow() - startedAt), value });
+  const { onSuccess, onEvent } = config;
+  if (onSuccess === undefined && onEvent === undefined) return;
+  const elapsedMs = Math.round(steadyNow() - startedAt);
+  if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs, value });
+  if (onEvent !== undefined) callHook(onEvent, { type: 'success', attempts, elapsedMs });
 }
 
 /**
@@ -37,8 +55,9 @@ export function reportGiveUp(
   startedAt: number,
   elapsedMs?: number,
 ): void {
-  const { onGiveUp } = config;
-  if (onGiveUp !== undefined) {
-    callHook(onGiveUp, { reason, error, attempts, elapsedMs: Math.round(elapsedMs ?? steadyNow() - startedAt) });
-  }
+  const { onGiveUp, onEvent } = config;
+  if (onGiveUp === undefined && onEvent === undefined) return;
+  const ms = Math.round(elapsedMs ?? steadyNow() - startedAt);
+  if (onGiveUp !== undefined) callHook(onGiveUp, { reason, error, attempts, elapsedMs: ms });
+  if (onEvent !== undefined) callHook(onEvent, { type: 'give-up', reason, error, attempts, elapsedMs: ms });
 }

@@ -3,7 +3,8 @@
  * through one object per attempt. The retry policy's answer about an error is remembered, so
  * that when the attempt then fails with that error the engine does not ask the policy twice.
  */
-import type { AttemptContext, AttemptHost, AttemptThrottle, RetryBudget } from '../types.js';
+import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget } from '../types.js';
+import { emit } from './hooks.js';
 import { answerOf } from '../util/check.js';
 import { isWorthRetrying } from './decide.js';
 import type { RetryConfig } from './options.js';
@@ -32,6 +33,10 @@ export class CallHost implements AttemptHost {
   mayResend(ctx: AttemptContext): boolean {
     const { idempotent, where } = this.config;
     return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(ctx, undefined)) : idempotent;
+  }
+
+  report(event: CallEvent): void {
+    emit(this.config, event);
   }
 
   /** The answer about `error` if the mode asked already, once; else undefined. */

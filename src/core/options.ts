@@ -6,6 +6,7 @@ import { isTransient } from '../classify/predicates.js';
 import type {
   AttemptContext,
   AttemptMode,
+  CallEvent,
   AttemptThrottle,
   BackoffPolicy,
   GiveUpEvent,
@@ -44,6 +45,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   /** undefined when not given: the success path then reads no clock and makes no event. */
   readonly onSuccess: ((event: SuccessEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
+  /** undefined when not given: no event object is made. */
+  readonly onEvent: ((event: CallEvent) => void) | undefined;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
   readonly rng: () => number;
@@ -101,6 +104,7 @@ export const RETRY_RULES: FieldRules = {
   onRetry: FUNCTION,
   onSuccess: FUNCTION,
   onGiveUp: FUNCTION,
+  onEvent: FUNCTION,
   budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
   throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
   rng: FUNCTION,
@@ -126,6 +130,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     onRetry: undefined,
     onSuccess: undefined,
     onGiveUp: undefined,
+    onEvent: undefined,
     budget: undefined,
     throttle: undefined,
     rng: undefined,
@@ -145,6 +150,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     o.onRetry ?? ignoreEvent,
     o.onSuccess as RetryConfig['onSuccess'],
     o.onGiveUp,
+    o.onEvent,
     o.budget,
     o.throttle,
     o.rng ?? Math.random,
@@ -172,6 +178,7 @@ function makeConfig(
   onRetry: (event: RetryEvent) => void,
   onSuccess: RetryConfig['onSuccess'],
   onGiveUp: RetryConfig['onGiveUp'],
+  onEvent: RetryConfig['onEvent'],
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
   rng: () => number,
@@ -194,6 +201,7 @@ function makeConfig(
     onRetry,
     onSuccess,
     onGiveUp,
+    onEvent,
     budget,
     throttle,
     rng,
@@ -220,6 +228,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   undefined,
   ignoreEvent,
+  undefined,
   undefined,
   undefined,
   undefined,

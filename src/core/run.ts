@@ -15,9 +15,9 @@ import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
 import { Runs } from './runs.js';
-import { Context, listen } from './context.js';
+import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
-import { callHook, reportGiveUp, reportSuccess } from './hooks.js';
+import { emit, reportGiveUp, reportRetry, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 
@@ -69,10 +69,7 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** The context of the current attempt at time `t`. */
   #contextAt(t: number): Context {
-    const { deadlineMs } = this.#config;
-    // At the call's start, a literal 0 and the deadline itself, not computed doubles to allocate.
-    if (t === this.#startedAt) return new Context(this, this.#attempt, 0, deadlineMs);
-    return new Context(this, this.#attempt, t - this.#startedAt, deadlineMs - (t - this.#runStart()));
+    return contextAt(this, this.#attempt, t, this.#startedAt, this.#runStart(), this.#config.deadlineMs);
   }
 
   start(): void {
@@ -117,6 +114,7 @@ export class Run<T> implements Timed, AbortWatcher {
       this.#phase = ATTEMPTING;
       const t = steadyNow();
       if (progressed) this.#runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
+      emit(this.#config, { type: 'resume', attempt: this.#attempt, error: broken, elapsedMs: t - this.#startedAt });
       try {
         this.#watch();
         if (this.#settled()) return;
@@ -137,6 +135,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
     const ctx = this.#contextAt(t);
+    if (config.onEvent !== undefined) emit(config, { type: 'attempt', attempt, elapsedMs: ctx.elapsedMs });
     // A later attempt starts from a timer: its limit is queued before fn can settle it.
     if (attempt > 1) this.#queueStop(t);
     let result: T | PromiseLike<T>;
@@ -176,6 +175,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (!this.#isCurrent(ctx)) return;
     const t = steadyNow();
     this.#runs().begin(t, this.#attempt - 1);
+    emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
     // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
     if (this.slot === NOT_QUEUED) return;
     unschedule(this);
@@ -246,7 +246,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
     if (this.#settled()) return; // the policies aborted the caller's signal
     const { delayMs } = judgement;
-    callHook(config.onRetry, { attempt: this.#attempt, error, value: this.#lastValue, delayMs, elapsedMs });
+    reportRetry(config, { attempt: this.#attempt, error, value: this.#lastValue, delayMs, elapsedMs }, judgement.source);
     if (this.#settled()) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);

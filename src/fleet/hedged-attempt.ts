@@ -195,8 +195,10 @@ export class HedgedAttempt<T> implements Timed {
       return true;
     }
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
-    if (onHedge !== undefined)
-      callHook(onHedge, { attempt: this.ctx.attempt, copy: this.#sent + 1, reason, error, delayMs: this.#delayMs, elapsedMs });
+    const { attempt } = this.ctx;
+    const copy = this.#sent + 1;
+    if (onHedge !== undefined) callHook(onHedge, { attempt, copy, reason, error, delayMs: this.#delayMs, elapsedMs });
+    this.host.report({ type: 'hedge', attempt, copy, reason, elapsedMs });
     if (!this.#settled) this.#send(t);
     return true;
   }

@@ -48,20 +48,20 @@ describe('judge', () => {
     // 2 tokens, one failure recorded: 1 left, not more than half: refused, no draw.
     expect(judged({ budget, rng })).toMatchObject({ reason: 'budget' });
     expect(rng).not.toHaveBeenCalled();
-    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'full' } })).toEqual({ action: 'wait', delayMs: 50 });
+    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'full' } })).toEqual({ action: 'wait', delayMs: 50, source: 'backoff' });
     expect(rng).toHaveBeenCalledTimes(1);
   });
 
   it('draws nothing for jitter none', () => {
     const rng = vi.fn(() => 0.5);
-    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'none' } })).toEqual({ action: 'wait', delayMs: 100 });
+    expect(judged({ rng, backoff: { initialDelayMs: 100, jitter: 'none' } })).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
     expect(rng).not.toHaveBeenCalled();
   });
 
   it("reads the server's hint from the error, an HTTP-date measured from the response's Date", () => {
     const headers = { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:05 GMT' };
     const error = Object.assign(new Error('busy'), { status: 503, response: { status: 503, headers } });
-    expect(judged({ backoff: { initialDelayMs: 1, jitter: 'none' } }, error)).toEqual({ action: 'wait', delayMs: 5000 });
+    expect(judged({ backoff: { initialDelayMs: 1, jitter: 'none' } }, error)).toEqual({ action: 'wait', delayMs: 5000, source: 'server' });
   });
 
   it('lets a budget or rng that throws throw (the loop settles the call with it)', () => {
