@@ -1,5 +1,5 @@
 // decide() without a clock: what follows a failed attempt, as a function of the attempt and
-// the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
+// the configuration. The loop's own tests (test/core/retry-*.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
