@@ -150,6 +150,57 @@ describe('decide', () => {
   });
 });
 
+describe('decide after progress: the limits count from where the current run began', () => {
+  it('counts attempts and time since the progress, and numbers the RetryError with the call’s', () => {
+    const options = { maxAttempts: 2, deadlineMs: 10_000, backoff: { initialDelayMs: 100, multiplier: 2, jitter: 'none' as const } };
+    const progressAt = { attempts: 3, elapsedMs: 50_000 };
+    // Attempt 4 is the run's first, 50 s into a call whose deadline is 10 s: wait the first delay.
+    expect(decide(failure({ attempt: 4, elapsedMs: 50_100 }), config(options), undefined, progressAt)).toEqual({
+      action: 'wait',
+      delayMs: 100,
+    });
+    const error = new Error('again');
+    const out = decide(failure({ error, attempt: 5, elapsedMs: 50_300 }), config(options), undefined, progressAt);
+    expect(out).toMatchObject({
+      action: 'give-up',
+      reason: 'attempts',
+      error: { reason: 'attempts', attempts: 5, elapsedMs: 50_300, cause: error },
+    });
+    const late = decide(failure({ attempt: 4, elapsedMs: 59_950 }), config(options), undefined, progressAt);
+    expect(late).toMatchObject({ action: 'give-up', reason: 'deadline', error: { attempts: 4, elapsedMs: 59_950 } });
+  });
+
+  it('property: deciding after progress is deciding the run alone, but for the numbers in the RetryError', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 200_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (runAttempt, attemptsBefore, runElapsedMs, elapsedBefore, maxAttempts, deadlineMs, r) => {
+          const options = { maxAttempts, deadlineMs, rng: () => r };
+          const error = new Error('x');
+          const alone = decide(failure({ error, attempt: runAttempt, elapsedMs: runElapsedMs }), config(options));
+          const attempt = attemptsBefore + runAttempt;
+          const elapsedMs = elapsedBefore + runElapsedMs;
+          const progressAt = { attempts: attemptsBefore, elapsedMs: elapsedBefore };
+          const after = decide(failure({ error, attempt, elapsedMs }), config(options), undefined, progressAt);
+          if (alone.action === 'wait') expect(after).toEqual(alone);
+          else
+            expect(after).toMatchObject({
+              action: 'give-up',
+              reason: alone.reason,
+              error: { reason: alone.reason, attempts: attempt, elapsedMs, cause: error },
+            });
+        },
+      ),
+    );
+  });
+});
+
 describe('decide: a value retryOnResult rejected (issue 13)', () => {
   it('gives up with a RetryError that holds the value and no cause, for each limit', () => {
     const value = { done: false };
