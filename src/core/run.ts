@@ -97,7 +97,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#phase === FAILED) return reject(this.#last);
     this.#resolve = resolve;
     this.#reject = reject;
-    if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#startedAt);
+    if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#runStart());
   }
 
   /**

@@ -1,8 +1,9 @@
 // Real servers on 127.0.0.1 for the client proofs: the real clients talk to them over real
 // sockets, so the errors the tests classify are the ones the clients really throw.
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import net from 'node:net';
 import { vi } from 'vitest';
+import { closedPort, startLoopback } from '../helpers/loopback.js';
 
 /** One request as the server saw it. */
 export interface SeenRequest {
@@ -23,14 +24,14 @@ export interface LoopbackServer {
 }
 
 /**
- * Starts an HTTP server on 127.0.0.1 (a free port) that hands every request, its body read,
- * to `handle`. The handler may answer, stall, or destroy the socket.
+ * Starts an HTTP server on 127.0.0.1 (a free port, test/helpers/loopback.ts) that hands every
+ * request, its body read, to `handle`. The handler may answer, stall, or destroy the socket.
  */
 export async function startHttpServer(
   handle: (request: SeenRequest, res: ServerResponse, req: IncomingMessage) => void,
 ): Promise<LoopbackServer> {
   const requests: SeenRequest[] = [];
-  const server = createServer((req, res) => {
+  const loopback = await startLoopback((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -39,17 +40,7 @@ export async function startHttpServer(
       handle(seen, res, req);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: loopback.url, requests, close: loopback.close };
 }
 
 /** Answers with a Google-style JSON error body: `{ error: { code, message, status, errors } }`. */
@@ -85,11 +76,7 @@ export function resetConnection(req: IncomingMessage): void {
 
 /** A URL on 127.0.0.1 where nothing listens (a port just bound and released): connections are refused. */
 export async function refusedUrl(): Promise<string> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 // decide() without a clock: what follows a failed attempt, as a function of the attempt and
-// the configuration. The loop's own tests (test/core/retry.test.ts) check that it acts on it.
+// the configuration. The loop's own tests (test/core/retry-*.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
@@ -149,6 +149,58 @@ describe('decide', () => {
 
   it('refuses an rng draw outside [0, 1], naming rng (the loop settles the call with it)', () => {
     expect(() => decide(failure({ random: 2 }), config())).toThrow(/rng must return a number in \[0, 1\], got 2/);
+  });
+});
+
+describe('decide after progress: the limits count from where the current run began', () => {
+  it('counts attempts and time since the progress, and numbers the RetryError with the call’s', () => {
+    const options = { maxAttempts: 2, deadlineMs: 10_000, backoff: { initialDelayMs: 100, multiplier: 2, jitter: 'none' as const } };
+    const progressAt = { attempts: 3, elapsedMs: 50_000 };
+    // Attempt 4 is the run's first, 50 s into a call whose deadline is 10 s: wait the first delay.
+    expect(decide(failure({ attempt: 4, elapsedMs: 50_100, progressAt }), config(options))).toEqual({
+      action: 'wait',
+      delayMs: 100,
+      source: 'backoff',
+    });
+    const error = new Error('again');
+    const out = decide(failure({ error, attempt: 5, elapsedMs: 50_300, progressAt }), config(options));
+    expect(out).toMatchObject({
+      action: 'give-up',
+      reason: 'attempts',
+      error: { reason: 'attempts', attempts: 5, elapsedMs: 50_300, cause: error },
+    });
+    const late = decide(failure({ attempt: 4, elapsedMs: 59_950, progressAt }), config(options));
+    expect(late).toMatchObject({ action: 'give-up', reason: 'deadline', error: { attempts: 4, elapsedMs: 59_950 } });
+  });
+
+  it('property: deciding after progress is deciding the run alone, but for the numbers in the RetryError', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 1, max: 10 }),
+        fc.integer({ min: 1, max: 200_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (runAttempt, attemptsBefore, runElapsedMs, elapsedBefore, maxAttempts, deadlineMs, r) => {
+          const options = { maxAttempts, deadlineMs };
+          const error = new Error('x');
+          const alone = decide(failure({ error, attempt: runAttempt, elapsedMs: runElapsedMs, random: r }), config(options));
+          const attempt = attemptsBefore + runAttempt;
+          const elapsedMs = elapsedBefore + runElapsedMs;
+          const progressAt = { attempts: attemptsBefore, elapsedMs: elapsedBefore };
+          const after = decide(failure({ error, attempt, elapsedMs, random: r, progressAt }), config(options));
+          if (alone.action === 'wait') expect(after).toEqual(alone);
+          else
+            expect(after).toMatchObject({
+              action: 'give-up',
+              reason: alone.reason,
+              error: { reason: alone.reason, attempts: attempt, elapsedMs, cause: error },
+            });
+        },
+      ),
+    );
   });
 });
 

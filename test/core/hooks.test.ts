@@ -1,11 +1,12 @@
-// Lifecycle hooks: onSuccess and onGiveUp, each called exactly once per call, for every way a
-// call ends; hooks never change the outcome, whatever they throw or return.
+// Hooks: onRetry before each sleep; onSuccess and onGiveUp, each called exactly once per call,
+// for every way a call ends; hooks never change the outcome, whatever they throw or return.
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
   type AttemptThrottle,
   type GiveUpEvent,
   RetryError,
+  type RetryEvent,
   type RetryOptions,
   type SuccessEvent,
   ThrottledError,
@@ -13,11 +14,10 @@ import {
   retry,
   withRetry,
 } from '../../src/index.js';
+import { noJitter, script as scripted } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
-
-const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
 
 /** Both hooks as spies, and a call that runs `fn` with them and `options`. */
 function hooked(options: RetryOptions = {}) {
@@ -27,13 +27,46 @@ function hooked(options: RetryOptions = {}) {
 }
 
 /** fn that fails with the given errors in order, then returns 'ok'. */
-function script(...failures: unknown[]) {
-  return async () => {
-    const next = failures.shift();
-    if (next !== undefined) throw next;
-    return 'ok';
-  };
-}
+const script = (...failures: unknown[]) => scripted(...failures).fn;
+
+describe('onRetry', () => {
+  it('reports each retry before its sleep and ignores a throwing hook', async () => {
+    const events: RetryEvent[] = [];
+    const e1 = httpError(503);
+    const e2 = httpError(504);
+    const sleeping: number[] = [];
+    const p = track(
+      retry(script(e1, e2), {
+        backoff: noJitter,
+        onRetry: (event) => {
+          events.push(event);
+          sleeping.push(clock.countTimers()); // the sleep is not armed yet
+          throw new Error('hook bug');
+        },
+      }),
+    );
+    await clock.tickAsync(3000);
+    expect(p.value).toBe('ok');
+    expect(events).toEqual([
+      { attempt: 1, error: e1, delayMs: 1000, elapsedMs: 0 },
+      { attempt: 2, error: e2, delayMs: 2000, elapsedMs: 1000 },
+    ]);
+    expect(sleeping).toEqual([0, 0]);
+  });
+
+  it('an async onRetry that rejects changes nothing (no unhandled rejection)', async () => {
+    let hooks = 0;
+    // A plain async function: vi.fn would itself listen to the promise it returns.
+    const onRetry = async (): Promise<void> => {
+      hooks++;
+      throw new Error('log sink down');
+    };
+    const p = track(retry(script(httpError(503)), { backoff: noJitter, onRetry }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(hooks).toBe(1);
+  });
+});
 
 describe('onSuccess', () => {
   it('is called once with the attempts, the whole elapsed milliseconds and the value', async () => {

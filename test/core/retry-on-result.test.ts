@@ -4,11 +4,10 @@ import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { type AttemptContext, RetryError, type RetryEvent, computeDelay, createRetryBudget, retry, withRetry } from '../../src/index.js';
 import { iam } from '../../src/google/index.js';
+import { noJitter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
-
-const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
 
 /** A long-running operation as Google's APIs return it: `done` false until it finishes. */
 interface Operation {

@@ -1,10 +1,9 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { RetryError, withRetry } from '../../src/index.js';
+import { noJitter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
-
-const noJitter = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'none' } as const;
 
 describe('withRetry()', () => {
   it('returns a function with fn’s parameters that resolves with fn’s value', async () => {

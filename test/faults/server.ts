@@ -6,9 +6,10 @@
 // applied, so a test can check exactly-once behaviour from the server's point of view — which
 // is the only point of view that knows the truth when a connection dies mid-response. A request
 // without the header is refused with 400, so a client that drops it cannot skew the counts.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { seededRandom } from '../../bench/sim/random.js';
+import { startLoopback } from '../helpers/loopback.js';
 
 /**
  * A fault the server can inject into one request, and what a fetch client sees:
@@ -190,12 +191,10 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
   const injected = Object.fromEntries(FAULTS.map((fault) => [fault, 0])) as Record<Fault, number>;
   const history: FaultLogEntry[] = [];
   const handlerErrors: string[] = [];
-  const sockets = new Set<Socket>();
   const hungSockets = new Set<Socket>();
   // Pending 'slow-headers' answers: cleared on close so no timer outlives the server.
   const timers = new Set<NodeJS.Timeout>();
   let rejected = 0;
-  let connections = 0;
 
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
     const bytes = Buffer.from(JSON.stringify(body));
@@ -290,64 +289,45 @@ export async function startFaultServer(options: FaultServerOptions = {}): Promis
     inject(req, res, info, fault);
   };
 
-  const server = createServer((req, res) => {
-    // Act once the whole request body has arrived: the side effect is applied after a complete
-    // upload, and a reset never races the client's own write.
-    req.resume();
-    req.once('end', () => {
-      try {
-        handle(req, res);
-      } catch (error) {
-        // A throwing caller-supplied function must not crash the test process.
-        handlerErrors.push(error instanceof Error ? error.message : String(error));
-        req.socket.destroy();
-      }
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  // The server (test/helpers/loopback.ts) counts the connections and ends them all on close.
+  const loopback = await startLoopback(
+    (req, res) => {
+      // Act once the whole request body has arrived: the side effect is applied after a complete
+      // upload, and a reset never races the client's own write.
+      req.resume();
+      req.once('end', () => {
+        try {
+          handle(req, res);
+        } catch (error) {
+          // A throwing caller-supplied function must not crash the test process.
+          handlerErrors.push(error instanceof Error ? error.message : String(error));
+          req.socket.destroy();
+        }
+      });
+    },
+    { port: options.port ?? 0 },
+  );
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: loopback.url,
     applied,
     stats: () => ({
       requests: history.length,
       injected: { ...injected },
       rejected,
-      connections,
-      openSockets: sockets.size,
+      connections: loopback.connections(),
+      openSockets: loopback.openSockets(),
       history: [...history],
       handlerErrors: [...handlerErrors],
     }),
-    openSockets: () => sockets.size,
+    openSockets: loopback.openSockets,
     openHungSockets: () => hungSockets.size,
     close: () => {
       closing ??= (async () => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
-        // The server's own close callback runs before the sockets' 'close' events; wait for
-        // both, so openSockets() is 0 once close() resolves.
-        const socketsClosed = [...sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve)));
-        const serverClosed = new Promise<void>((resolve, reject) => {
-          server.close((error) => (error ? reject(error) : resolve()));
-        });
-        // server.close() alone waits for keep-alive and hung sockets; destroy them so it can end.
-        server.closeAllConnections?.();
-        for (const socket of sockets) socket.destroy();
-        await Promise.all([serverClosed, ...socketsClosed]);
+        await loopback.close();
       })();
       return closing;
     },
