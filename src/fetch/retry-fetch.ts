@@ -117,7 +117,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     },
     (error: unknown) => {
       callSignal.dispose();
-      // The call gave up on the held response itself: it is the answer, as fetch would return it.
+      // The held response is the answer when the call gave up on it; else it is freed and the error stands.
       return handOver(held.settle(error), callerSignal);
     },
   );
