@@ -2,10 +2,10 @@
  * Download resume: a body that breaks mid-way is continued, not failed. The rest is asked for
  * with `Range: bytes=<received>-` and a validator that pins the version already half read; the
  * answer is judged by the integrity rule (transfer/download.ts: the bytes of one version of the
- * object, exactly, or an error) and its bytes continue the same stream. Each resume is a retry()
- * run whose first attempt is the break itself, so the break is judged, counted and waited for
- * like any failed attempt; which run (remaining deadline and attempts, signal, budget, hooks) is
- * retryFetch's to say (the driver).
+ * object, exactly, or an error) and its bytes continue the same stream. Each resume is a further
+ * run of the call whose first failure is the break itself, so the break is judged, counted and
+ * waited for like any failed attempt; which run (remaining deadline and attempts, signal, budget,
+ * hooks) is the driver's to say (resume-driver.ts).
  */
 import { ResumeError } from '../errors.js';
 import { type DownloadProgress, trackDownload } from '../transfer/download.js';

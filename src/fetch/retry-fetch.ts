@@ -1,22 +1,21 @@
 /**
- * `retryFetch`: `fetch` with `retry()` around it. The loop, the deadline, the backoff and the
- * abort handling are retry()'s; this module wires HTTP onto them: which responses count as
- * failures, which requests are safe to send again (request-plan.ts), and what becomes of the
- * responses that are not returned (responses.ts).
+ * `retryFetch`: `fetch` as a call of the engine, wired from named stages: the request plan
+ * (request-plan.ts: what is sent, and whether it may be sent again), one attempt (attempt.ts:
+ * send, fill, status), the fetch policy (fetch-policy.ts: what is retried, resent, hedged), the
+ * held response (held-response.ts), the signals (either-signal.ts, responses.ts) and the
+ * download's resumes (resume-driver.ts, resume.ts). This module only connects them.
  */
-import { describe } from '../util/check.js';
-import { notSent } from '../classify/not-sent.js';
-import type { RetryPredicate } from '../types.js';
-import { isTransient } from '../classify/predicates.js';
-import type { AttemptContext } from '../types.js';
-import { ResumeError, RetryError } from '../errors.js';
 import { startCall } from '../core/retry.js';
-import { type RetryFetchOptions, readFetchOptions } from './fetch-options.js';
-import { HttpStatusError } from '../errors.js';
-import { type RequestPlan, planRequest } from './request-plan.js';
+import { describe } from '../util/check.js';
+import { attemptOf, sender } from './attempt.js';
 import { eitherSignal } from './either-signal.js';
-import { cancelBody, discarded, followLate, handOver, readWholeBody, trackResponse } from './responses.js';
-import { type ResumeDriver, bodyBuffer, canResume, resumingResponse } from './resume.js';
+import { type RetryFetchOptions, readFetchOptions } from './fetch-options.js';
+import { fetchPolicy } from './fetch-policy.js';
+import { heldResponse } from './held-response.js';
+import { type RequestPlan, planRequest } from './request-plan.js';
+import { handOver } from './responses.js';
+import { bodyBuffer, canResume, resumingResponse } from './resume.js';
+import { resumeDriver, resumeMode } from './resume-driver.js';
 
 /**
  * `fetch`, retried. Resolves with a `Response` and rejects with an error exactly where fetch
@@ -69,16 +68,16 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     fetch: fetchOption,
     maxRetryAfterMs = Infinity,
     bufferBody,
-    retryable: userRetryable,
-    idempotent: userIdempotent,
+    retryable,
+    idempotent,
     signal: userSignal,
-    hedge: hedging,
+    hedge,
     resume,
     ...retryOptions
   } = readFetchOptions(options);
-  const send = fetchOption ?? globalThis.fetch;
-  if (typeof send !== 'function') {
-    throw new TypeError(`retryFetch: globalThis.fetch is ${describe(send)}; pass options.fetch`);
+  const fetchFn = fetchOption ?? globalThis.fetch;
+  if (typeof fetchFn !== 'function') {
+    throw new TypeError(`retryFetch: globalThis.fetch is ${describe(fetchFn)}; pass options.fetch`);
   }
   let plan: RequestPlan;
   try {
@@ -87,123 +86,21 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     // What fetch itself would reject with (bad headers, a used Request): reject, as fetch does.
     return Promise.reject(error);
   }
+  const { callerSignal } = plan;
+  const held = heldResponse();
+  const mode = resumeMode(plan, { resume, bufferBody, hedge });
+  const send = sender(input, init, plan, fetchFn);
+  const attempt = attemptOf(send, plan.method, held, {
+    buffer: mode === 'buffer' ? bodyBuffer() : undefined,
+    readWhole: bufferBody === true,
+  });
+  const policy = fetchPolicy(plan, { maxRetryAfterMs, retryable, idempotent, hedge, maxAttempts: retryOptions.maxAttempts });
 
-  // The last response that failed with a retryable status. It is kept, body unread, until the
-  // next attempt starts: if the deadline or the budget ends the call first, it is the answer.
-  let held: HttpStatusError | undefined;
-  const release = (): void => {
-    if (held !== undefined) cancelBody(held.response);
-    held = undefined;
-  };
-
-  const resumable = resume !== false && plan.method === 'GET' && plan.headers?.has('range') !== true;
-
-  /** One request: the caller's, or (resuming) with `extra` headers and a generation in its query. */
-  const sendOnce = async (ctx: AttemptContext, extra?: Record<string, string>, generation?: string): Promise<Response> => {
-    const attemptSignal = ctx.signal;
-    // retry() reads the clock for a first attempt one microtask after it began. Yielding before
-    // fetch's (synchronous, not free) setup makes that setup count against the deadline, even
-    // when a caller starts fifty calls in one go and the clock would otherwise start after all.
-    await undefined;
-    // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
-    if (attemptSignal.aborted) throw attemptSignal.reason;
-    const fetchController = followLate(attemptSignal);
-    let target: string | URL | Request = plan.request === undefined ? input : plan.request.clone();
-    if (generation !== undefined) {
-      // A relative URL (a browser page's fetch) is resolved as fetch resolves it: against the page.
-      const url = new URL(plan.request?.url ?? String(input), (globalThis as { location?: { href: string } }).location?.href);
-      if (!url.searchParams.has('generation')) url.searchParams.set('generation', generation);
-      target = plan.request === undefined ? url : new Request(url, target as Request);
-    }
-    const headers = extra === undefined ? {} : { headers: { ...Object.fromEntries(plan.headers ?? []), ...extra } };
-    // The method is passed explicitly: fetch fills a missing one from its own dictionary, which
-    // inherits from Object.prototype, and the method sent must be the one judged idempotent.
-    const response = await send(target, { ...init, ...headers, method: plan.sentMethod, signal: fetchController.signal });
-    trackResponse(response, fetchController);
-    // retry() has moved on (timeout, deadline, abort): nobody will read this response.
-    if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);
-    return response;
-  };
-
-  // Hedged copies race to the end of their bodies: they do not share one partial body.
-  const buffer = bufferBody === true && resumable && hedging === undefined ? bodyBuffer() : undefined;
-  const attempt = async (ctx: AttemptContext): Promise<Response> => {
-    release();
-    const rest = buffer?.next();
-    let response = await (rest === undefined ? sendOnce(ctx) : sendOnce(ctx, rest.headers, rest.generation));
-    if (buffer !== undefined && (rest !== undefined || canResume(response))) {
-      // A break fails this attempt and leaves the bytes so far in the buffer, for the next one;
-      // a part that ends short of the whole is continued within the attempt.
-      for (;;) {
-        const part = response;
-        const whole = await buffer.fill(part, plan.method, ctx.signal).catch((error: unknown) => {
-          throw discarded(part, error);
-        });
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        if (whole !== undefined) {
-          response = whole;
-          break;
-        }
-        const more = buffer.next() as { headers: Record<string, string>; generation: string | undefined };
-        response = await sendOnce(ctx, more.headers, more.generation);
-      }
-    } else if (bufferBody === true) {
-      await readWholeBody(response);
-      if (ctx.signal.aborted) throw discarded(response, ctx.signal.reason);
-    }
-    if (response.status < 400) return response;
-    const failure = new HttpStatusError(response, plan.method);
-    // Hedged copies fail side by side: the one held before this one will never be returned.
-    release();
-    held = failure;
-    throw failure;
-  };
-
-  const transient: RetryPredicate = userRetryable ?? isTransient;
-  const retryable = (error: unknown, ctx?: AttemptContext): boolean => {
-    if (error instanceof ResumeError) return false;
-    if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) {
-      return false;
-    }
-    return transient(error, ctx);
-  };
-  const rule = userIdempotent ?? plan.idempotent;
-  // retry() hands the failure it is judging: a request that provably never left is safe to resend.
-  const idempotent = (ctx: AttemptContext, error: unknown): boolean =>
-    plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
-
-  // A copy is a resend before any failure: only GET and HEAD are copied, and `maxAttempts: 1`
-  // is one request, always. The engine asks the idempotency rule before the first copy.
-  const hedgeMode =
-    hedging !== undefined && (plan.method === 'GET' || plan.method === 'HEAD') && retryOptions.maxAttempts !== 1 ? hedging : undefined;
-
-  /** Resumes are further runs of the call: its policies, attempt numbers and hooks; a signal of their own. */
-  const resumeDriver = (): ResumeDriver => {
-    const stop = new AbortController();
-    return {
-      run: async (broken, resumed, progressed) => {
-        const caller = eitherSignal(plan.callerSignal, userSignal);
-        const either = eitherSignal(caller.signal, stop.signal);
-        try {
-          // A continuation (nothing broke) sends at once; a break is judged as the run's failure.
-          return handOver(await call.run.reopen(resumed, broken, either.signal, progressed), plan.callerSignal);
-        } finally {
-          either.dispose();
-          caller.dispose();
-        }
-      },
-      send: (headers, generation, ctx) => sendOnce(ctx, headers, generation),
-      stopped: () => stop.signal.aborted || plan.callerSignal?.aborted === true || userSignal?.aborted === true,
-      stop: (reason) => stop.abort(reason),
-    };
-  };
-
-  const callSignal = eitherSignal(plan.callerSignal, userSignal);
+  const callSignal = eitherSignal(callerSignal, userSignal);
   let call: ReturnType<typeof startCall<Response>>;
   try {
     const { signal } = callSignal;
-    const options = { ...retryOptions, retryable, idempotent, ...(signal && { signal }), ...(hedgeMode && { hedge: hedgeMode }) };
-    call = startCall(attempt, options, 'retryFetch');
+    call = startCall(attempt, { ...retryOptions, ...policy, ...(signal && { signal }) }, 'retryFetch');
   } catch (error) {
     // Bad options: the engine threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
@@ -213,19 +110,15 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     (response) => {
       callSignal.dispose();
       // A hedged copy that failed while another won may still hold its response.
-      release();
-      const handed = handOver(response, plan.callerSignal);
-      return resumable && bufferBody !== true && canResume(handed) ? resumingResponse(handed, resumeDriver(), plan.method) : handed;
+      held.release();
+      const handed = handOver(response, callerSignal);
+      if (mode !== 'stream' || !canResume(handed)) return handed;
+      return resumingResponse(handed, resumeDriver(call.run, send, { caller: callerSignal, user: userSignal }), plan.method);
     },
     (error: unknown) => {
       callSignal.dispose();
-      const last = held;
-      held = undefined;
-      if (last !== undefined && (error === last || (error instanceof RetryError && error.cause === last))) {
-        return handOver(last.response, plan.callerSignal);
-      }
-      if (last !== undefined) cancelBody(last.response);
-      throw error;
+      // The held response is the answer when the call gave up on it; else it is freed and the error stands.
+      return handOver(held.settle(error), callerSignal);
     },
   );
 }

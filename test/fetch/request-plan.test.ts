@@ -1,7 +1,9 @@
-// Which requests retryFetch sends again, and with which body (src/fetch/request-plan.ts), on a
-// real node:http server on 127.0.0.1 with Node's own fetch.
+// Which requests retryFetch sends again, and with which body (src/fetch/request-plan.ts): the
+// plan itself, read from the request alone (pure), then retryFetch on a real node:http server on
+// 127.0.0.1 with Node's own fetch.
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
+import { planRequest } from '../../src/fetch/request-plan.js';
 import type { AttemptContext, RetryEvent } from '../../src/types.js';
 import { startFaultServer } from '../faults/server.js';
 import {
@@ -17,6 +19,73 @@ import {
 } from './loopback.js';
 
 closeServersAfterEach();
+
+describe('the request plan', () => {
+  it('sends the method as the caller spelled it and judges it upper-cased; GET when none is given', () => {
+    expect(planRequest('http://x.test/', { method: 'patch' })).toMatchObject({ sentMethod: 'patch', method: 'PATCH', idempotent: false });
+    expect(planRequest('http://x.test/', { method: 'delete' })).toMatchObject({ sentMethod: 'delete', method: 'DELETE', idempotent: true });
+    expect(planRequest('http://x.test/', undefined)).toMatchObject({ sentMethod: 'GET', method: 'GET', request: undefined });
+  });
+
+  it.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])('takes %s as safe to resend by its method', (method) => {
+    expect(planRequest('http://x.test/', { method }).idempotent).toBe(true);
+  });
+
+  it('takes a POST with a non-blank Idempotency-Key as safe to resend; a blank one is no key', () => {
+    expect(planRequest('http://x.test/', { method: 'POST', headers: { 'Idempotency-Key': 'k-1' } }).idempotent).toBe(true);
+    for (const blank of ['', ' ', '\t', '\u00a0']) {
+      expect(planRequest('http://x.test/', { method: 'POST', headers: { 'Idempotency-Key': blank } }).idempotent).toBe(false);
+    }
+  });
+
+  it("reads a Request's method, headers and signal; init's replace them as in fetch", () => {
+    const controller = new AbortController();
+    const request = new Request('http://x.test/', { method: 'POST', headers: { 'Idempotency-Key': 'r' }, signal: controller.signal });
+    const plain = planRequest(request, undefined);
+    expect(plain).toMatchObject({ request, method: 'POST', idempotent: true });
+    expect(plain.headers?.get('idempotency-key')).toBe('r');
+    expect(plain.callerSignal?.aborted).toBe(false);
+    controller.abort();
+    expect(plain.callerSignal?.aborted).toBe(true);
+    const mine = new AbortController().signal;
+    const overridden = planRequest(request, { method: 'PUT', headers: { 'x-other': '1' }, signal: mine });
+    expect(overridden).toMatchObject({ method: 'PUT', callerSignal: mine });
+    expect(overridden.headers?.has('idempotency-key')).toBe(false);
+    // An explicit null signal in init means none, as in fetch: the Request's no longer guards it.
+    expect(planRequest(request, { signal: null }).callerSignal).toBeUndefined();
+    expect(planRequest('http://x.test/', undefined).headers).toBeUndefined();
+  });
+
+  it("reads init as own properties only: what Object.prototype carries is not the caller's", () => {
+    const init = Object.create({ method: 'POST', headers: { 'Idempotency-Key': 'planted' }, body: new ReadableStream() }) as RequestInit;
+    expect(planRequest('http://x.test/', init)).toMatchObject({ method: 'GET', headers: undefined, replayable: true });
+  });
+
+  it.each<[string, unknown]>([
+    ['no body', undefined],
+    ['null', null],
+    ['a string', 'text'],
+    ['an ArrayBuffer', new ArrayBuffer(2)],
+    ['a typed array', new Uint8Array(2)],
+    ['a Blob', new Blob(['b'])],
+    ['URLSearchParams', new URLSearchParams('a=1')],
+    ['FormData', new FormData()],
+  ])('can send %s again', (_name, body) => {
+    expect(planRequest('http://x.test/', { method: 'PUT', body: body as BodyInit }).replayable).toBe(true);
+  });
+
+  it('cannot send a stream or an async iterable again: the first attempt consumes it', () => {
+    expect(planRequest('http://x.test/', { method: 'PUT', body: new ReadableStream() }).replayable).toBe(false);
+    const iterable = (async function* () {
+      yield new Uint8Array(1);
+    })();
+    expect(planRequest('http://x.test/', { method: 'PUT', body: iterable as unknown as BodyInit }).replayable).toBe(false);
+  });
+
+  it('throws what fetch would throw for headers it refuses', () => {
+    expect(() => planRequest('http://x.test/', { headers: { 'bad header': 'x' } })).toThrow(TypeError);
+  });
+});
 
 describe('retryFetch on loopback: which requests are resent', () => {
   it.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'])('resends %s after a 503', async (method) => {

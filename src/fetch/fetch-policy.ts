@@ -1,0 +1,74 @@
+/**
+ * The policies a retryFetch call hands the engine: which failures are worth another attempt
+ * (the retry policy, with HTTP's own exceptions), which requests are safe to send again (the
+ * idempotency policy, from the request plan) and whether an attempt may send copies (hedging).
+ * The engine asks them; it never sees a method or a header.
+ */
+import { notSent } from '../classify/not-sent.js';
+import { isTransient } from '../classify/predicates.js';
+import { HttpStatusError, ResumeError } from '../errors.js';
+import type { AttemptContext, AttemptMode, RetryOptions, RetryPredicate } from '../types.js';
+import type { RequestPlan } from './request-plan.js';
+
+/** What the caller said about the policies: retryFetch's options of the same names. */
+export interface FetchPolicyOptions {
+  /** The longest `Retry-After` worth waiting for (Infinity: no limit but the deadline). */
+  readonly maxRetryAfterMs: number;
+  /** The caller's retry policy, asked instead of the default classification. */
+  readonly retryable?: RetryPredicate | undefined;
+  /** The caller's idempotency rule, which replaces the method's. */
+  readonly idempotent?: RetryOptions['idempotent'];
+  /** The hedging mode asked for. */
+  readonly hedge?: AttemptMode | undefined;
+  /** The call's attempt limit: at 1, a request is sent once, never copied. */
+  readonly maxAttempts?: number | undefined;
+}
+
+/** The engine options the policies become; `hedge` only when the call may hedge. */
+export interface FetchPolicy {
+  readonly retryable: RetryPredicate;
+  readonly idempotent: (ctx: AttemptContext, error: unknown) => boolean;
+  readonly hedge?: AttemptMode;
+}
+
+/** The policies of a call that sends `plan`, under the caller's `options`. */
+export function fetchPolicy(plan: Pick<RequestPlan, 'method' | 'idempotent' | 'replayable'>, options: FetchPolicyOptions): FetchPolicy {
+  const hedge = hedgeFor(plan.method, options);
+  const policy = { retryable: retryableFor(options), idempotent: idempotentFor(plan, options.idempotent) };
+  return hedge === undefined ? policy : { ...policy, hedge };
+}
+
+/**
+ * A resume that the integrity rule refused is never retried (the next answer would be refused
+ * alike), nor a response asking for a longer wait than the caller accepts: that response is the
+ * answer, at once. Every other failure is the caller's to judge, else the default classification's.
+ */
+function retryableFor({ retryable, maxRetryAfterMs }: FetchPolicyOptions): RetryPredicate {
+  const transient = retryable ?? isTransient;
+  return (error, ctx) => {
+    if (error instanceof ResumeError) return false;
+    if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) return false;
+    return transient(error, ctx);
+  };
+}
+
+/**
+ * Safe to resend: never when the body cannot be read again (a stream); else by the caller's
+ * rule, or the method's, or when the failure proves the request never left ({@link notSent}).
+ * The engine hands over the failure it judges, so that last clause needs no side channel.
+ */
+function idempotentFor(
+  plan: Pick<RequestPlan, 'idempotent' | 'replayable'>,
+  userRule: RetryOptions['idempotent'],
+): (ctx: AttemptContext, error: unknown) => boolean {
+  const rule = userRule ?? plan.idempotent;
+  return (ctx, error) => plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
+}
+
+/**
+ * A copy is a resend before any failure: only GET and HEAD are copied, and `maxAttempts: 1` is
+ * one request, always. (The engine asks the idempotency rule before the first copy.)
+ */
+function hedgeFor(method: string, { hedge, maxAttempts }: FetchPolicyOptions): AttemptMode | undefined {
+  return hedge !== undefined && (method === 'GET' || method === 'HEAD') && maxAttempts !== 1 ? hedge : undefined;
+}
