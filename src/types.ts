@@ -150,10 +150,11 @@ export interface RetryOptions<T = unknown> {
   retryable?: RetryPredicate;
   /**
    * Is the operation safe to send again, after this attempt's failure? Default `true`. When
-   * false, no error is retried. A function also gets the error it is judging (`undefined` for
-   * a value `retryOnResult` rejected).
+   * false, no error is retried. A function gets, like every predicate, the outcome first: the
+   * error it is judging (`undefined` for a value `retryOnResult` rejected, or when a hedged
+   * attempt asks before its first copy), then the attempt's context.
    */
-  idempotent?: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  idempotent?: boolean | ((error: unknown, ctx: AttemptContext) => boolean);
   /**
    * Is this value not the answer yet? When it returns true, the attempt counts as a transient
    * failure (same backoff, deadline, budget and hooks); giving up rejects with a `RetryError`

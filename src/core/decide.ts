@@ -106,7 +106,7 @@ export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
  */
 export function isIdempotent(config: RetryConfig, ctx: AttemptContext, error: unknown): boolean {
   const { idempotent } = config;
-  return typeof idempotent === 'function' ? answerOf(config.where, 'idempotent', idempotent(ctx, error)) : idempotent;
+  return typeof idempotent === 'function' ? answerOf(config.where, 'idempotent', idempotent(error, ctx)) : idempotent;
 }
 
 /**

@@ -32,7 +32,7 @@ export class CallHost implements AttemptHost {
 
   mayResend(ctx: AttemptContext): boolean {
     const { idempotent, where } = this.config;
-    return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(ctx, undefined)) : idempotent;
+    return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(undefined, ctx)) : idempotent;
   }
 
   report(event: CallEvent): void {

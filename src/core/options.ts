@@ -38,7 +38,7 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   /** `Infinity` when there is no per-attempt limit. */
   readonly attemptTimeoutMs: number;
   readonly retryable: RetryPredicate;
-  readonly idempotent: boolean | ((ctx: AttemptContext, error: unknown) => boolean);
+  readonly idempotent: boolean | ((error: unknown, ctx: AttemptContext) => boolean);
   readonly retryOnResult: ((value: unknown, ctx: AttemptContext) => boolean) | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onRetry: (event: RetryEvent) => void;

@@ -27,7 +27,7 @@ export interface FetchPolicyOptions {
 /** The engine options the policies become; `hedge` only when the call may hedge. */
 export interface FetchPolicy {
   readonly retryable: RetryPredicate;
-  readonly idempotent: (ctx: AttemptContext, error: unknown) => boolean;
+  readonly idempotent: (error: unknown, ctx: AttemptContext) => boolean;
   readonly hedge?: AttemptMode;
 }
 
@@ -60,9 +60,9 @@ function retryableFor({ retryable, maxRetryAfterMs }: FetchPolicyOptions): Retry
 function idempotentFor(
   plan: Pick<RequestPlan, 'idempotent' | 'replayable'>,
   userRule: RetryOptions['idempotent'],
-): (ctx: AttemptContext, error: unknown) => boolean {
+): (error: unknown, ctx: AttemptContext) => boolean {
   const rule = userRule ?? plan.idempotent;
-  return (ctx, error) => plan.replayable && ((typeof rule === 'function' ? rule(ctx, error) : rule) || notSent(error));
+  return (error, ctx) => plan.replayable && ((typeof rule === 'function' ? rule(error, ctx) : rule) || notSent(error));
 }
 
 /**

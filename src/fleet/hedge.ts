@@ -26,7 +26,7 @@ export interface HedgeOptions extends HedgingOptions {
   /** Is this error transient? A transient error sends the next copy at once; any other ends the call. Default `isTransient`. */
   retryable?: RetryPredicate;
   /** Is the operation safe to send twice? Default `true`. Asked once, before the first copy; when false, exactly one copy is sent. */
-  idempotent?: boolean | ((ctx: AttemptContext) => boolean);
+  idempotent?: boolean | ((error: unknown, ctx: AttemptContext) => boolean);
   /** Aborting it rejects at once with `signal.reason` and aborts every copy. */
   signal?: AbortSignal;
   /** A retry budget shared with other calls: each extra copy costs a token, as a failure does. */

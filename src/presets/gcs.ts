@@ -81,7 +81,7 @@ export interface GcsByStrategy extends GcsCommonOptions {
  * attempt, decides.
  *
  * @example
- * const options: GcsByIdempotent = { idempotent: ({ attempt }) => attempt < 3 };
+ * const options: GcsByIdempotent = { idempotent: (_error, { attempt }) => attempt < 3 };
  */
 export interface GcsByIdempotent extends GcsCommonOptions {
   operation?: never;

@@ -234,7 +234,7 @@ describe('isIdempotent', () => {
     expect(
       isIdempotent(
         config({
-          idempotent: (c, e) => {
+          idempotent: (e, c) => {
             seen.push(c, e);
             return true;
           },

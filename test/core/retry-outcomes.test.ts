@@ -95,16 +95,16 @@ describe('the error itself, at once', () => {
   });
 
   it('asks an idempotency function with the attempt context', async () => {
-    const idempotent = vi.fn((ctx: AttemptContext) => ctx.attempt < 2);
+    const idempotent = vi.fn((_error: unknown, ctx: AttemptContext) => ctx.attempt < 2);
     const last = httpError(503);
     const { fn } = script(httpError(503), last);
     const p = track(retry(fn, { idempotent, backoff: noJitter }));
     await clock.tickAsync(5000);
     expect(p.error).toBe(last);
-    expect(idempotent.mock.calls.map(([ctx]) => ctx.attempt)).toEqual([1, 2]);
+    expect(idempotent.mock.calls.map(([, ctx]) => ctx.attempt)).toEqual([1, 2]);
   });
 
-  it('idempotent(ctx, error) sees the error it is judging, for transient errors only, and decides per failure', async () => {
+  it('idempotent(error, ctx) sees the error it is judging, for transient errors only, and decides per failure', async () => {
     const conflict = httpError(503, { sentToServer: false });
     const applied = httpError(503, { sentToServer: true });
     const forbidden = httpError(403);
@@ -113,7 +113,7 @@ describe('the error itself, at once', () => {
     const p = track(
       retry(fn, {
         backoff: noJitter,
-        idempotent: (ctx, error) => {
+        idempotent: (error, ctx) => {
           judged.push([ctx.attempt, error]);
           return (error as { sentToServer?: boolean }).sentToServer === false;
         },

@@ -76,35 +76,35 @@ describe('the retry policy', () => {
 
 describe('the idempotency policy', () => {
   it("takes the plan's rule (the method, an Idempotency-Key) when the caller gives none", () => {
-    expect(fetchPolicy(GET, none).idempotent(ctx, statusError(503))).toBe(true);
-    expect(fetchPolicy(POST, none).idempotent(ctx, statusError(503))).toBe(false);
-    expect(fetchPolicy(POST, none).idempotent(ctx, reset())).toBe(false);
+    expect(fetchPolicy(GET, none).idempotent(statusError(503), ctx)).toBe(true);
+    expect(fetchPolicy(POST, none).idempotent(statusError(503), ctx)).toBe(false);
+    expect(fetchPolicy(POST, none).idempotent(reset(), ctx)).toBe(false);
   });
 
   it("replaces the plan's rule by the caller's, a boolean or a function of the context and the error", () => {
-    expect(fetchPolicy(GET, { ...none, idempotent: false }).idempotent(ctx, statusError(503))).toBe(false);
-    expect(fetchPolicy(POST, { ...none, idempotent: true }).idempotent(ctx, statusError(503))).toBe(true);
+    expect(fetchPolicy(GET, { ...none, idempotent: false }).idempotent(statusError(503), ctx)).toBe(false);
+    expect(fetchPolicy(POST, { ...none, idempotent: true }).idempotent(statusError(503), ctx)).toBe(true);
     const seen: unknown[] = [];
-    const after503 = (c: AttemptContext, error: unknown): boolean => {
+    const after503 = (error: unknown, c: AttemptContext): boolean => {
       seen.push([c, error]);
       return error instanceof HttpStatusError && error.status === 503;
     };
     const { idempotent } = fetchPolicy(POST, { ...none, idempotent: after503 });
     const busy = statusError(503);
-    expect(idempotent(ctx, busy)).toBe(true);
-    expect(idempotent(ctx, statusError(500))).toBe(false);
+    expect(idempotent(busy, ctx)).toBe(true);
+    expect(idempotent(statusError(500), ctx)).toBe(false);
     expect(seen[0]).toEqual([ctx, busy]);
   });
 
   it('resends whatever the rule says when the failure proves the request never left (connection refused)', () => {
-    expect(fetchPolicy(POST, none).idempotent(ctx, refused())).toBe(true);
-    expect(fetchPolicy(GET, { ...none, idempotent: () => false }).idempotent(ctx, refused())).toBe(true);
+    expect(fetchPolicy(POST, none).idempotent(refused(), ctx)).toBe(true);
+    expect(fetchPolicy(GET, { ...none, idempotent: () => false }).idempotent(refused(), ctx)).toBe(true);
   });
 
   it('never resends a body that cannot be read again, not even one that never left', () => {
     const { idempotent } = fetchPolicy(STREAMED_PUT, { ...none, idempotent: true });
-    expect(idempotent(ctx, statusError(503))).toBe(false);
-    expect(idempotent(ctx, refused())).toBe(false);
+    expect(idempotent(statusError(503), ctx)).toBe(false);
+    expect(idempotent(refused(), ctx)).toBe(false);
   });
 });
 

@@ -177,7 +177,7 @@ describe('retryFetch with { hedge } on loopback', () => {
 
   it("asks a function idempotent before any copy goes out, with the call's attempt and no error", async () => {
     const asked: Array<[AttemptContext, unknown]> = [];
-    const idempotent = (ctx: AttemptContext, error: unknown): boolean => {
+    const idempotent = (error: unknown, ctx: AttemptContext): boolean => {
       asked.push([ctx, error]);
       return false;
     };

@@ -181,7 +181,7 @@ describe('retryFetch on loopback: which requests are resent', () => {
     const seenBy: number[] = [];
     const get = await retryFetch(again.url, undefined, {
       ...quick,
-      idempotent: (ctx: AttemptContext) => {
+      idempotent: (_error: unknown, ctx: AttemptContext) => {
         seenBy.push(ctx.attempt);
         return false;
       },

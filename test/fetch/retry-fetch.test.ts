@@ -276,7 +276,7 @@ describe('idempotency and resend: which requests are sent again', () => {
     const server = await scriptedServer([reply(503), reply(503)]);
     const judged: unknown[] = [];
     // A POST the caller declares safe to resend after a 503 only.
-    const idempotent = (_ctx: unknown, error: unknown) => {
+    const idempotent = (error: unknown) => {
       judged.push(error);
       return error instanceof HttpStatusError && error.status === 503;
     };
@@ -294,7 +294,7 @@ describe('idempotency and resend: which requests are sent again', () => {
         {
           ...quick,
           maxAttempts: 2,
-          idempotent: (_c, e) => {
+          idempotent: (e) => {
             refused.push(e);
             return false;
           },

@@ -310,12 +310,13 @@ describe('hedge(): idempotency and limits', () => {
   });
 
   it('asks an idempotent function once, with the attempt’s context (attempt 1, copy 1)', async () => {
-    const idempotent = vi.fn((_ctx: AttemptContext) => false);
+    const idempotent = vi.fn((_error: unknown, _ctx: AttemptContext) => false);
     const { fn, starts } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, idempotent }));
     await clock.tickAsync(100);
     expect(idempotent).toHaveBeenCalledTimes(1);
-    const asked = idempotent.mock.calls[0]?.[0] as AttemptContext;
+    const [error, asked] = idempotent.mock.calls[0] as [unknown, AttemptContext];
+    expect(error).toBeUndefined();
     expect([asked.attempt, asked.copy]).toEqual([1, 1]);
     expect(starts).toEqual([0]);
     expect(p.state).toBe('resolved');
