@@ -209,6 +209,12 @@ export interface AttemptHost {
   readonly throttle: AttemptThrottle | undefined;
   /** Reports an event of the attempt (a `hedge`) to the call's event stream. */
   report(event: CallEvent): void;
+  /**
+   * A policy of the call threw (a predicate, the budget, the throttle): fail the attempt with
+   * `error` after telling the host, and the call gives up with it unchanged, as when the engine
+   * itself meets such a bug, instead of judging it as `fn`'s failure.
+   */
+  policyFailed(error: unknown): void;
 }
 
 /**

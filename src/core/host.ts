@@ -30,6 +30,12 @@ export class CallHost implements AttemptHost {
     return answer;
   }
 
+  policyFailed(error: unknown): void {
+    // Remembered as not worth another try: the engine gives up with it, unchanged.
+    this.#askedAbout = error;
+    this.#answer = false;
+  }
+
   mayResend(ctx: AttemptContext): boolean {
     const { idempotent, where } = this.config;
     return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(undefined, ctx)) : idempotent;

@@ -132,7 +132,7 @@ export class HedgedAttempt<T> implements Timed {
       // Asked once, before the first copy: a copy is a resend before any failure.
       this.#safe = maxCopies > 1 && this.host.mayResend(this.ctx);
     } catch (policyError) {
-      return this.#fail(policyError);
+      return this.#policyFailed(policyError);
     }
     this.#send(this.#startedAt);
   }
@@ -191,7 +191,7 @@ export class HedgedAttempt<T> implements Timed {
       // An extra request is paid for as a retry is: the bucket drains as hedges go out.
       host.budget?.record(false);
     } catch (policyError) {
-      this.#fail(policyError);
+      this.#policyFailed(policyError);
       return true;
     }
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
@@ -225,7 +225,7 @@ export class HedgedAttempt<T> implements Timed {
     try {
       if (!this.host.isTransient(error, copy)) return this.#fail(error);
     } catch (policyError) {
-      return this.#fail(policyError);
+      return this.#policyFailed(policyError);
     }
     // The server said when to come back: another copy now, or at the next delay, would ignore
     // it, so the moment queued for the next copy is dropped too. The copies running go on; if
@@ -243,6 +243,12 @@ export class HedgedAttempt<T> implements Timed {
     }
     if (more && this.#hedge(t, 'error', error)) return;
     this.#fail(this.#lastError);
+  }
+
+  /** A policy of the call threw: the attempt fails with its error, which the call gives up with. */
+  #policyFailed(error: unknown): void {
+    this.host.policyFailed(error);
+    this.#fail(error);
   }
 
   /** Fails the attempt with `error`; the copies still running are aborted with `reason`. */

@@ -276,7 +276,7 @@ describe('hedge(): errors', () => {
 });
 
 describe('hedge(): idempotency and limits', () => {
-  it('an exception thrown by the budget fails the attempt: hedge() gives up with it as the cause, aborting the copy running', async () => {
+  it('an exception thrown by the budget ends the call with it, unchanged (a bug, not a failure to retry), aborting the copy running', async () => {
     const bug = new Error('budget bug');
     const budget = {
       record() {},
@@ -287,9 +287,7 @@ describe('hedge(): idempotency and limits', () => {
     const { fn, starts, signals } = backend({ ms: 100 });
     const p = track(hedge(fn, { delayMs: 10, budget }));
     await clock.tickAsync(10);
-    // The engine judges the failed attempt like any other: with no attempt left, RetryError.
-    expect(p.error).toBeInstanceOf(RetryError);
-    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, elapsedMs: 10, cause: bug });
+    expect(p).toMatchObject({ state: 'rejected', error: bug });
     expect(starts).toEqual([0]);
     expect(signals[0]?.aborted).toBe(true);
   });
@@ -687,6 +685,25 @@ describe('retry() with hedging(): copies race within each attempt', () => {
     expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow(TypeError);
     expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow('retry: options.hedge must come from hedging()');
     expect(fn).not.toHaveBeenCalled();
+  });
+});
+
+describe('retry() with hedging(): a policy that throws is a bug, not a failure to retry', () => {
+  it('ends the call with what the budget threw, unchanged, though attempts remain', async () => {
+    const bug = new Error('budget bug');
+    const budget = {
+      record() {},
+      canRetry(): boolean {
+        throw bug;
+      },
+    };
+    const { fn, starts } = backend({ ms: 100 });
+    const gaveUp = vi.fn();
+    const p = track(retry(fn, { hedge: hedging({ delayMs: 10 }), budget, maxAttempts: 5, onGiveUp: gaveUp }));
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'rejected', error: bug });
+    expect(starts).toEqual([0]);
+    expect(gaveUp).toHaveBeenCalledWith(expect.objectContaining({ reason: 'not-retryable', error: bug, attempts: 1 }));
   });
 });
 
