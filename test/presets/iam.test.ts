@@ -138,7 +138,7 @@ describe('iam(): the values of the IAM retry guidance', () => {
     ],
     [{ retryNotFund: true }, TypeError, /^iam: unknown option "retryNotFund" .*; iam\(\) also takes retryNotFound, maxDelayMs$/],
     [{ maxAttempt: 3 }, TypeError, /^iam: unknown option "maxAttempt"/],
-    [{ backoff: { initial: 5 } }, TypeError, /^iam: options\.backoff\.initial is not a backoff option/],
+    [{ backoff: { initial: 5 } }, TypeError, /^iam: unknown option "initial" in options\.backoff \(known: initialDelayMs, /],
     [{ backoff: 5 }, TypeError, /^iam: options\.backoff must be an object, got 5$/],
     [{ backoff: { multiplier: 0.5 } }, RangeError, /^iam: options\.backoff\.multiplier must be a finite number >= 1/],
     [{ retryable: 'all' }, TypeError, /^iam: options\.retryable must be a function/],
