@@ -6,7 +6,8 @@
  * runs and is tested without Node APIs.
  */
 import { describe } from '../util/check.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS, type Jitter } from '../index.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS } from '../index.js';
+import { scaledJitter } from '../presets/preset.js';
 import { formatDuration } from './duration.js';
 import { type CliCommand, FLAGS, FLAG_TABLE, type FlagName, type FlagSpec, type FlagValues, flagNamed } from './flags.js';
 import { CLI_PRESETS } from './presets.js';
@@ -202,6 +203,7 @@ function readPolicy(
     );
   }
   if (jitter !== undefined) backoff.jitter = jitter;
+  // As iam() and gcs() scale it: Google's formula adds up to one first delay at random.
   else if (preset !== undefined) backoff.jitter = scaledJitter(preset.backoff, backoff.initialDelayMs);
 
   const source = presetName === undefined ? 'default policy' : `${presetName} preset`;
@@ -212,14 +214,4 @@ function readPolicy(
     attemptTimeoutMs: timeout ?? Number.POSITIVE_INFINITY,
     source: changed ? `${source}, changed by flags` : source,
   };
-}
-
-/**
- * A preset's additive jitter under another `--initial-delay`, as `iam()` and `gcs()` scale it:
- * Google's formula adds up to one first delay at random, so the random part follows the base.
- */
-function scaledJitter(preset: Readonly<BackoffPolicy>, initialDelayMs: number): Jitter {
-  const { jitter } = preset;
-  if (typeof jitter !== 'object' || initialDelayMs === preset.initialDelayMs) return jitter;
-  return { ...jitter, additiveMs: (jitter.additiveMs * initialDelayMs) / preset.initialDelayMs };
 }

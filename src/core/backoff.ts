@@ -1,5 +1,15 @@
 import type { BackoffPolicy, Jitter } from '../types.js';
-import { describe, isFiniteNumber, mustError, notAnOptionsObject } from '../util/check.js';
+import {
+  BOOLEAN,
+  checkField,
+  type FieldRules,
+  atLeast,
+  drawFrom,
+  isFiniteNumber,
+  isPlainObject,
+  mustError,
+  readChecked,
+} from '../util/check.js';
 
 /**
  * The backoff policy: how long to wait before retry number n. Pure functions only; randomness
@@ -43,26 +53,26 @@ export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => 
   if (!Number.isSafeInteger(attempt) || attempt < 0) {
     throw mustError('computeDelay: attempt', 'be an integer >= 0', attempt, true);
   }
-  const checked = readBackoffPolicy(policy, 'policy');
+  const checked = readBackoffPolicy(policy, 'computeDelay', 'policy');
   if (typeof rng !== 'function') {
     throw mustError('computeDelay: rng', 'be a function returning a number in [0, 1]', rng);
   }
-  return delayFor(attempt, checked, rng);
+  return delayFor(attempt, checked, rng, 'computeDelay: rng');
 }
 
 /**
  * `computeDelay` without input validation, for callers that validated the policy once
  * (retry() does so when it reads its options). The rng's value is still checked: it is
- * user code and runs every time.
+ * user code and runs every time; `rngName` is what its error calls it.
  */
-export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number): number {
+export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number, rngName = 'rng'): number {
   const { initialDelayMs, maxDelayMs, jitter } = policy;
   // initialDelayMs · multiplier^n overflows to Infinity for large n (and 0 · Infinity is NaN),
   // so compute the uncapped value carefully and let min() truncate it.
   const uncapped = initialDelayMs === 0 ? 0 : initialDelayMs * policy.multiplier ** attempt;
   const capped = Math.min(uncapped, maxDelayMs);
   if (jitter === 'none') return capped;
-  const r = checkedRandom(rng);
+  const r = drawFrom(rng, rngName);
   if (jitter === 'full') return r * capped;
   if (jitter === 'equal') {
     // Rounding can push the sum of two halves past the whole for tiny (subnormal) delays.
@@ -80,82 +90,56 @@ export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => numb
   return Math.min(jittered, maxDelayMs);
 }
 
-function checkedRandom(rng: () => number): number {
-  const r = rng();
-  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
-    throw mustError('rng', 'return a number in [0, 1]', r, true);
-  }
-  return r;
-}
+/**
+ * Every field of a backoff policy, with its rule; `maxDelayMs` is also checked against
+ * `initialDelayMs`, and an additive jitter by its own rules, in `readBackoffPolicy`.
+ */
+export const BACKOFF_RULES: FieldRules = {
+  initialDelayMs: /* @__PURE__ */ atLeast(0),
+  multiplier: /* @__PURE__ */ atLeast(1),
+  maxDelayMs: { ok: isFiniteNumber, rule: 'be a finite number >= initialDelayMs', range: true },
+  jitter: { ok: (v) => isJitterName(v) || isPlainObject(v), rule: "be 'none', 'full', 'equal' or { additiveMs: number }" },
+};
 
-/** The value of `key` if `object` has it as its own property; an inherited one does not count. */
-function own(object: object, key: string): unknown {
-  return Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;
-}
+/** The fields of an additive jitter; `additiveMs` is required. */
+const JITTER_RULES: FieldRules = { additiveMs: /* @__PURE__ */ atLeast(0), afterCap: BOOLEAN };
+
+const isJitterName = (v: unknown): v is 'none' | 'full' | 'equal' => v === 'none' || v === 'full' || v === 'equal';
 
 /**
  * Validates `policy` and returns it as a fresh object holding only what was checked: its own
  * fields (a field inherited from a prototype is not part of it), missing ones taken from
- * `defaults` when given. Throws a `TypeError`/`RangeError` naming `field.property`. Used by
- * `computeDelay` and by option validation.
+ * `defaults` when given (without defaults every field is required). Throws a
+ * `TypeError`/`RangeError` naming `<where>: <path>.<field>` and the value. Used by
+ * `computeDelay` (`computeDelay: policy`) and by option validation (`retry: options.backoff`).
  */
-export function readBackoffPolicy(policy: unknown, field: string, defaults?: BackoffPolicy): BackoffPolicy {
-  if (typeof policy !== 'object' || policy === null) {
-    throw mustError(field, 'be an object', policy);
-  }
-  const kind = notAnOptionsObject(policy);
-  if (kind !== undefined) throw new TypeError(`${field} must be a plain object, got ${kind}`);
-  for (const key of Object.keys(policy)) {
-    if (!BACKOFF_KEYS.has(key)) {
-      throw new TypeError(`${field}.${key} is not a backoff option (expected one of ${[...BACKOFF_KEYS].join(', ')})`);
-    }
-  }
+export function readBackoffPolicy(policy: unknown, where: string, path: string, defaults?: BackoffPolicy): BackoffPolicy {
+  const given = readChecked(where, policy, BACKOFF_RULES, path);
+  // A field left out takes its default; without defaults, it breaks its rule (undefined passes none).
   const pick = (key: keyof BackoffPolicy): unknown => {
-    const value = own(policy, key);
-    return value === undefined && defaults !== undefined ? defaults[key] : value;
+    const value = given[key] ?? defaults?.[key];
+    checkField(where, path, key, BACKOFF_RULES, value);
+    return value;
   };
-  const initialDelayMs = pick('initialDelayMs');
-  const multiplier = pick('multiplier');
-  const maxDelayMs = pick('maxDelayMs');
-  const jitter = pick('jitter');
-  if (!isFiniteNumber(initialDelayMs) || initialDelayMs < 0) {
-    throw mustError(`${field}.initialDelayMs`, 'be a finite number >= 0', initialDelayMs, true);
+  const initialDelayMs = pick('initialDelayMs') as number;
+  const multiplier = pick('multiplier') as number;
+  const maxDelayMs = pick('maxDelayMs') as number;
+  if (maxDelayMs < initialDelayMs) {
+    throw mustError(`${where}: ${path}.maxDelayMs`, `be a finite number >= initialDelayMs (${initialDelayMs})`, maxDelayMs, true);
   }
-  if (!isFiniteNumber(multiplier) || multiplier < 1) {
-    throw mustError(`${field}.multiplier`, 'be a finite number >= 1', multiplier, true);
-  }
-  if (!isFiniteNumber(maxDelayMs) || maxDelayMs < initialDelayMs) {
-    throw mustError(`${field}.maxDelayMs`, `be a finite number >= initialDelayMs (${describe(initialDelayMs)})`, maxDelayMs, true);
-  }
-  return { initialDelayMs, multiplier, maxDelayMs, jitter: readJitter(jitter, field, maxDelayMs) };
+  return { initialDelayMs, multiplier, maxDelayMs, jitter: readJitter(pick('jitter'), where, `${path}.jitter`, maxDelayMs) };
 }
 
-function readJitter(jitter: unknown, field: string, maxDelayMs: number): Jitter {
-  if (jitter === 'none' || jitter === 'full' || jitter === 'equal') return jitter;
-  if (typeof jitter === 'object' && jitter !== null && notAnOptionsObject(jitter) === undefined) {
-    // A misspelled field (`afterCapp`) would otherwise be ignored, and the caller would get
-    // the lockstep at the cap that they asked to avoid.
-    for (const key of Object.keys(jitter)) {
-      if (key !== 'additiveMs' && key !== 'afterCap') {
-        throw new TypeError(`${field}.jitter.${key} is not a jitter option (expected additiveMs, afterCap)`);
-      }
-    }
-    const additiveMs = own(jitter, 'additiveMs');
-    const afterCap = own(jitter, 'afterCap');
-    if (!isFiniteNumber(additiveMs) || additiveMs < 0) {
-      throw mustError(`${field}.jitter.additiveMs`, 'be a finite number >= 0', additiveMs, true);
-    }
-    // afterCap is always set, so that reading it never reaches a prototype.
-    if (afterCap === undefined || afterCap === false) return { additiveMs, afterCap: false };
-    if (afterCap !== true) {
-      throw mustError(`${field}.jitter.afterCap`, 'be a boolean', afterCap);
-    }
-    if (additiveMs > maxDelayMs) {
-      throw mustError(`${field}.jitter.additiveMs`, `be <= maxDelayMs (${describe(maxDelayMs)}) with afterCap`, additiveMs, true);
-    }
-    return { additiveMs, afterCap };
+/** A jitter checked by the rules above: a name, or an additive jitter read by its own table. */
+function readJitter(jitter: unknown, where: string, path: string, maxDelayMs: number): Jitter {
+  if (isJitterName(jitter)) return jitter;
+  // A misspelled field (`afterCapp`) is refused by the table: ignored, it would give the caller
+  // the lockstep at the cap that they asked to avoid.
+  const { additiveMs, afterCap } = readChecked(where, jitter, JITTER_RULES, path);
+  checkField(where, path, 'additiveMs', JITTER_RULES, additiveMs);
+  if (afterCap === true && (additiveMs as number) > maxDelayMs) {
+    throw mustError(`${where}: ${path}.additiveMs`, `be <= maxDelayMs (${maxDelayMs}) with afterCap`, additiveMs, true);
   }
-  throw mustError(`${field}.jitter`, "be 'none', 'full', 'equal' or { additiveMs: number }", jitter);
+  // afterCap is always set, so that reading it never reaches a prototype.
+  return { additiveMs: additiveMs as number, afterCap: afterCap === true };
 }
-
-const BACKOFF_KEYS = new Set(['initialDelayMs', 'multiplier', 'maxDelayMs', 'jitter']);

@@ -16,7 +16,8 @@ import type {
   RetryPredicate,
   SuccessEvent,
 } from '../types.js';
-import { FUNCTION, type FieldRules, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { BOOLEAN, FUNCTION, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
 /**
@@ -63,15 +64,20 @@ const readFrozen = new WeakMap<object, RetryConfig>();
 let lastFrozen: object | undefined;
 let lastConfig: RetryConfig;
 
-/** Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad option. */
-export function readOptions(options: RetryOptions | undefined): RetryConfig {
+/**
+ * Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad
+ * option, under `where`: the entry point the options were given to (`retry`, or a preset such
+ * as `iam`, which validates what it builds once, here, so the retry() it is passed to skips the
+ * work), and `path`, what that entry point calls them (`options`, or `target`).
+ */
+export function readOptions(options: RetryOptions | undefined, where = 'retry', path = 'options'): RetryConfig {
   if (options === undefined) return DEFAULT_CONFIG;
   if (options === lastFrozen) return lastConfig;
   // Checked first: an unfrozen object is read afresh on every call (it may have changed).
-  if (!Object.isFrozen(options)) return validateOptions(options);
+  if (!Object.isFrozen(options)) return validateOptions(options, where, path);
   let config = readFrozen.get(options);
   if (config === undefined) {
-    config = validateOptions(options);
+    config = validateOptions(options, where, path);
     readFrozen.set(options, config);
   }
   lastFrozen = options;
@@ -79,17 +85,10 @@ export function readOptions(options: RetryOptions | undefined): RetryConfig {
   return config;
 }
 
-/** Has what retry() uses of a signal: its state, and a listener it can add and remove again. */
-function isAbortSignal(value: unknown): boolean {
-  return hasMethods(value, SIGNAL_METHODS) && typeof (value as AbortSignal).aborted === 'boolean';
-}
-const SIGNAL_METHODS = ['addEventListener', 'removeEventListener'];
-
-const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null;
-
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
-export const RETRY_RULES: FieldRules = {
-  backoff: { ok: isObject, rule: 'be an object' },
+export const RETRY_RULES = {
+  // A function passes here, and readBackoffPolicy refuses it as not a plain object.
+  backoff: { ok: isBag, rule: 'be an object' },
   maxAttempts: {
     ok: (v) => v === Infinity || (Number.isSafeInteger(v) && (v as number) >= 1),
     rule: 'be a safe integer >= 1 or Infinity',
@@ -100,7 +99,7 @@ export const RETRY_RULES: FieldRules = {
   retryable: FUNCTION,
   idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
   retryOnResult: FUNCTION,
-  signal: { ok: isAbortSignal, rule: 'be an AbortSignal (aborted, addEventListener, removeEventListener)' },
+  signal: SIGNAL,
   onRetry: FUNCTION,
   onSuccess: FUNCTION,
   onGiveUp: FUNCTION,
@@ -108,15 +107,15 @@ export const RETRY_RULES: FieldRules = {
   budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
   throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
   rng: FUNCTION,
-  unref: { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' },
+  unref: BOOLEAN,
   hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
-};
+} satisfies FieldRules;
 
 /**
  * Checks `options` and fills in defaults, uncached; `where` names the caller in the errors
- * (`withRetry` checks its options once, when wrapping).
+ * (`withRetry` checks its options once, when wrapping), `path` what it calls the options.
  */
-export function validateOptions(options: RetryOptions, where = 'retry'): RetryConfig {
+export function validateOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
   // Every field present from the start: one object shape, filled by the checker.
   const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
     backoff: undefined,
@@ -137,9 +136,9 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     unref: undefined,
     hedge: undefined,
   };
-  checkOptions(where, options, RETRY_RULES, o);
+  checkOptions(where, options, RETRY_RULES, o, path);
   const config = makeConfig(
-    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, `${where}: options.backoff`, DEFAULT_BACKOFF),
+    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF),
     o.maxAttempts ?? Infinity,
     o.deadlineMs ?? DEFAULT_DEADLINE_MS,
     o.attemptTimeoutMs ?? Infinity,
@@ -159,7 +158,7 @@ export function validateOptions(options: RetryOptions, where = 'retry'): RetryCo
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
-    throw new RangeError(`${where}: options.maxAttempts and options.deadlineMs are both Infinity: the loop would never give up`);
+    throw new RangeError(`${where}: ${path}.maxAttempts and ${path}.deadlineMs are both Infinity: the loop would never give up`);
   }
   return config;
 }

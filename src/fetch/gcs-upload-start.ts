@@ -6,9 +6,19 @@
  * The protocol: Cloud Storage, "Resumable uploads", https://cloud.google.com/storage/docs/resumable-uploads
  */
 import { HttpStatusError } from '../errors.js';
-import { type GcsCommonOptions, type GcsPreconditions, type GcsRetryStrategy, gcs } from '../presets/gcs.js';
-import { optionsBag, ownFields } from '../presets/preset.js';
-import { describe } from '../util/check.js';
+import { type GcsCommonOptions, type GcsPreconditions, type GcsRetryStrategy, PRECONDITIONS, STRATEGY, gcsPreset } from '../presets/gcs.js';
+import { presetRules } from '../presets/preset.js';
+import {
+  FUNCTION,
+  type FieldRule,
+  checkField,
+  type FieldRules,
+  describe,
+  isPlainObject,
+  leftOut,
+  ownFields,
+  readChecked,
+} from '../util/check.js';
 import { suggest } from '../util/suggest.js';
 import type { FetchFunction } from './fetch-options.js';
 import { cancelBody } from './responses.js';
@@ -57,7 +67,31 @@ export interface GcsUploadTarget extends GcsCommonOptions {
   fetch?: FetchFunction;
 }
 
-const OWN_KEYS = ['bucket', 'name', 'token', 'contentType', 'preconditions', 'strategy', 'headers', 'baseUrl', 'fetch'];
+const NON_EMPTY: FieldRule = { ok: (v) => typeof v === 'string' && v !== '', rule: 'be a non-empty string' };
+const STRING: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
+
+/**
+ * What both uploads refuse: they judge each answer by the protocol (a 308 is progress, not a
+ * value to retry), so `retryOnResult` has no meaning there.
+ *
+ * @internal
+ */
+export const UPLOAD_RETRY_ON_RESULT: FieldRule = /* @__PURE__ */ leftOut("an upload's answers are judged by its protocol");
+
+/** Everything a target holds: where the object goes, how to start, and gcs()'s overrides. */
+const START_RULES: FieldRules = /* @__PURE__ */ presetRules({
+  bucket: NON_EMPTY,
+  name: NON_EMPTY,
+  token: NON_EMPTY,
+  contentType: STRING,
+  preconditions: PRECONDITIONS,
+  strategy: STRATEGY,
+  headers: { ok: isPlainObject, rule: 'be a plain object of header names and values' },
+  baseUrl: STRING,
+  fetch: FUNCTION,
+  retryOnResult: UPLOAD_RETRY_ON_RESULT,
+  idempotent: /* @__PURE__ */ leftOut('preconditions and strategy decide whether a failed start is sent again'),
+});
 /** The object write's preconditions an upload's start takes, as JSON API query parameters. */
 const UPLOAD_PRECONDITIONS = ['ifGenerationMatch', 'ifMetagenerationMatch'] as const;
 const WHERE = 'gcsStartResumableUpload: target';
@@ -80,25 +114,20 @@ const WHERE = 'gcsStartResumableUpload: target';
  * await gcsResumableUpload(sessionUri, new Blob([csv]));
  */
 export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<string> {
-  const { own, overrides } = optionsBag('gcsStartResumableUpload', target, OWN_KEYS);
-  refuseRetryOnResult(WHERE, overrides);
-  for (const key of ['bucket', 'name', 'token']) {
-    if (typeof own[key] !== 'string' || own[key] === '') {
-      throw new TypeError(`${WHERE}.${key} must be a non-empty string, got ${describe(own[key])}`);
-    }
-  }
+  const own = readChecked('gcsStartResumableUpload', target, START_RULES, 'target');
+  // Required: undefined breaks their rule.
+  for (const key of ['bucket', 'name', 'token']) checkField('gcsStartResumableUpload', 'target', key, START_RULES, own[key]);
   const query = preconditionQuery(own.preconditions);
   const headers: Record<string, string> = {
     authorization: `Bearer ${own.token as string}`,
     'content-type': 'application/json; charset=UTF-8',
   };
-  if (own.contentType !== undefined) headers['x-upload-content-type'] = String(own.contentType);
+  if (own.contentType !== undefined) headers['x-upload-content-type'] = own.contentType as string;
   addHeaders(headers, own.headers);
-  // gcs() checks the preconditions' values and the strategy, and decides from them.
-  const preconditions = own.preconditions as GcsPreconditions | undefined;
-  const strategy = own.strategy as GcsRetryStrategy | undefined;
-  const policy = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert', preconditions, strategy });
-  const base = String(own.baseUrl ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
+  // The preset checks the preconditions' values, and decides from them and the strategy.
+  own.operation = 'objects.insert';
+  const policy = gcsPreset('gcsStartResumableUpload', own, 'target');
+  const base = ((own.baseUrl as string | undefined) ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
   const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}${query}`;
   const res = await retryFetch(
     url,
@@ -150,20 +179,5 @@ function addHeaders(headers: Record<string, string>, extra: unknown): void {
       problem = 'is not a valid header';
     }
     if (problem !== '') throw new TypeError(`${WHERE}.headers[${JSON.stringify(name)}] ${problem}, got ${describe(value)}`);
-  }
-}
-
-/**
- * The uploads judge each answer by the protocol (a 308 is progress, not a value to retry), so
- * `retryOnResult` has no meaning there: refused, naming the field, rather than applied to a 308.
- *
- * @internal
- */
-export function refuseRetryOnResult(subject: string, overrides: Record<string, unknown>): void {
-  const { retryOnResult } = overrides;
-  if (retryOnResult !== undefined) {
-    throw new TypeError(
-      `${subject}.retryOnResult is not supported, got ${describe(retryOnResult)}: an upload's answers are judged by its protocol`,
-    );
   }
 }

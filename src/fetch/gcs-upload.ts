@@ -6,15 +6,15 @@
  * which failures are worth a retry, and how long to wait, are `gcs()`'s for `objects.insert`.
  * The protocol: Cloud Storage, "Resumable uploads", https://cloud.google.com/storage/docs/resumable-uploads
  */
-import { describe } from '../util/check.js';
-import { type GcsCommonOptions, gcs } from '../presets/gcs.js';
-import { optionsBag } from '../presets/preset.js';
+import { FUNCTION, type FieldRules, isInteger, leftOut, mustError, readChecked } from '../util/check.js';
+import { type GcsCommonOptions, gcsPreset } from '../presets/gcs.js';
+import { presetRules } from '../presets/preset.js';
 import type { AttemptContext } from '../types.js';
 import { startCall } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
-import { refuseRetryOnResult } from './gcs-upload-start.js';
+import { UPLOAD_RETRY_ON_RESULT } from './gcs-upload-start.js';
 
 export { type GcsUploadTarget, gcsStartResumableUpload } from './gcs-upload-start.js';
 
@@ -47,6 +47,18 @@ export interface GcsUploadOptions extends GcsCommonOptions {
   /** The fetch to call. Default: `globalThis.fetch`, looked up at the call. */
   fetch?: FetchFunction;
 }
+
+/** What gcsResumableUpload reads: gcs()'s overrides, the chunk size and the fetch to call. */
+const UPLOAD_RULES: FieldRules = /* @__PURE__ */ presetRules({
+  chunkSizeBytes: {
+    ok: (v) => v === Infinity || (isInteger(v) && v > 0 && v % QUANTUM === 0),
+    rule: 'be a multiple of 262144 (256 KiB) or Infinity',
+    range: true,
+  },
+  fetch: FUNCTION,
+  retryOnResult: UPLOAD_RETRY_ON_RESULT,
+  idempotent: /* @__PURE__ */ leftOut('every request of an upload session is safe to resend'),
+});
 
 /** The offset after the bytes a 308's `Range: bytes=0-<last>` says were persisted; 0 without one. */
 function persistedOf(res: Response, total: number): number {
@@ -133,18 +145,14 @@ function failure(res: Response): never {
  * console.log((await res.json()).generation);
  */
 export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUploadBody, options?: GcsUploadOptions): Promise<Response> {
-  const { own, overrides } = optionsBag('gcsResumableUpload', options, ['chunkSizeBytes', 'fetch']);
-  const chunk = own.chunkSizeBytes ?? 8 * 1024 * 1024;
-  if (!(chunk === Infinity || (typeof chunk === 'number' && Number.isInteger(chunk) && chunk > 0 && chunk % QUANTUM === 0))) {
-    throw new RangeError(
-      `gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got ${describe(chunk)}`,
-    );
-  }
+  const own = readChecked('gcsResumableUpload', options === undefined ? {} : options, UPLOAD_RULES);
+  const chunk = (own.chunkSizeBytes ?? 8 * 1024 * 1024) as number;
   const send = (own.fetch ?? globalThis.fetch) as FetchFunction;
-  if (typeof send !== 'function') throw new TypeError(`gcsResumableUpload: options.fetch must be a function, got ${describe(send)}`);
-  refuseRetryOnResult('gcsResumableUpload: options', overrides);
+  // Without a global fetch (an old runtime) the option is required.
+  if (typeof send !== 'function') throw mustError('gcsResumableUpload: options.fetch', FUNCTION.rule, send);
   const data = bytesOf(body);
-  const { retryable, ...common } = gcs({ ...(overrides as GcsCommonOptions), operation: 'objects.insert' });
+  own.operation = 'objects.insert';
+  const { retryable, ...common } = gcsPreset('gcsResumableUpload', own);
   const policy = {
     ...common,
     idempotent: true,
@@ -200,7 +208,6 @@ function bytesOf(body: unknown): { size: number; slice(start: number, end: numbe
       : ArrayBuffer.isView(body)
         ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
         : undefined;
-  if (view === undefined)
-    throw new TypeError(`gcsResumableUpload: body must be a Blob, an ArrayBuffer or a typed array, got ${describe(body)}`);
+  if (view === undefined) throw mustError('gcsResumableUpload: body', 'be a Blob, an ArrayBuffer or a typed array', body);
   return { size: view.byteLength, slice: (start, end) => view.subarray(start, end) as Uint8Array<ArrayBuffer> };
 }

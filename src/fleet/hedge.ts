@@ -4,10 +4,10 @@
  * (hedging.ts) races the copies.
  */
 import { isTransient } from '../classify/predicates.js';
-import { DEFAULT_DEADLINE_MS } from '../core/options.js';
+import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
 import { retry } from '../core/retry.js';
 import type { AttemptContext, RetryBudget, RetryPredicate } from '../types.js';
-import { FUNCTION, type FieldRules, hasMethods, isFunction, mustError, readChecked } from '../util/check.js';
+import { type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type HedgingOptions, HEDGING_RULES, hedgingMode } from './hedging.js';
 
 export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
@@ -33,14 +33,12 @@ export interface HedgeOptions extends HedgingOptions {
   budget?: RetryBudget;
 }
 
-const RULES: FieldRules = {
-  ...HEDGING_RULES,
-  deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
-  retryable: FUNCTION,
-  idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
-  signal: { ok: (v) => hasMethods(v, ['addEventListener', 'removeEventListener']), rule: 'be an AbortSignal' },
-  budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
-};
+/** hedging()'s rules, and retry()'s own for the call's options hedge() takes. */
+const RULES: FieldRules = /* @__PURE__ */ hedgeRules(RETRY_RULES);
+
+function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget }: typeof RETRY_RULES): FieldRules {
+  return { ...HEDGING_RULES, deadlineMs, retryable, idempotent, signal, budget };
+}
 
 /**
  * Runs `fn`, and when it has not settled after the hedging delay runs a copy of it, up to

@@ -3,7 +3,7 @@
  * adaptive delay is read from, and the extra-load allowance hedges draw on (Finagle's backup
  * request filter works the same way: a latency percentile, under a maximum extra load).
  */
-import { type FieldRules, readChecked, isFiniteNumber, isInteger, mustError } from '../util/check.js';
+import { type FieldRules, atLeast, isFiniteNumber, isInteger, mustError, readChecked } from '../util/check.js';
 import { createLatencyWindow, type LatencyWindow } from './latency-window.js';
 
 /**
@@ -134,7 +134,7 @@ export function hedgerTakeHedge(state: HedgerState): boolean {
 const RULES: FieldRules = {
   percentile: { ok: (v) => isFiniteNumber(v) && v > 0 && v <= 1, rule: 'be a number in (0, 1]', range: true },
   windowSize: { ok: (v) => isInteger(v) && v >= 1 && v <= 10_000, rule: 'be an integer in [1, 10000]', range: true },
-  minDelayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
+  minDelayMs: /* @__PURE__ */ atLeast(0),
   maxDelayMs: { ok: isFiniteNumber, rule: 'be a finite number >= minDelayMs', range: true },
   maxExtraLoad: { ok: (v) => isFiniteNumber(v) && v >= 0 && v <= 1, rule: 'be a number in [0, 1]', range: true },
 };

@@ -9,7 +9,7 @@
  * A hedged attempt is its own timer-queue entry (the next copy's moment) on the engine's clock.
  */
 import type { AttemptContext, AttemptHost, AttemptMode } from '../types.js';
-import { FUNCTION, type FieldRules, isFiniteNumber, readChecked } from '../util/check.js';
+import { FUNCTION, type FieldRules, atLeast, readChecked, wholeAtLeast } from '../util/check.js';
 import { type HedgeEvent, HedgedAttempt, type Settings } from './hedged-attempt.js';
 import { type Hedger, hedgerState } from './hedger.js';
 
@@ -35,9 +35,9 @@ export interface HedgingOptions {
 
 /** The rules of hedging's own options (hedge() adds the call's). @internal */
 export const HEDGING_RULES: FieldRules = {
-  delayMs: { ok: (v) => isFiniteNumber(v) && v >= 0, rule: 'be a finite number >= 0', range: true },
+  delayMs: /* @__PURE__ */ atLeast(0),
   hedger: { ok: (v) => hedgerState(v) !== undefined, rule: 'come from createHedger()' },
-  maxCopies: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 1, rule: 'be a safe integer >= 1', range: true },
+  maxCopies: /* @__PURE__ */ wholeAtLeast(1),
   onHedge: FUNCTION,
 };
 

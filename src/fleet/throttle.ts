@@ -3,7 +3,7 @@
  * a client that sees the server reject most of its requests starts rejecting some of them
  * itself, before they cost the server anything, in proportion to how badly things go.
  */
-import { FUNCTION, type FieldRules, readChecked, isFiniteNumber, mustError } from '../util/check.js';
+import { FUNCTION, type FieldRules, atLeast, drawFrom, isFiniteNumber, readChecked, wholeAtLeast } from '../util/check.js';
 import { ThrottledError } from '../errors.js';
 import type { AttemptThrottle } from '../types.js';
 import { now } from '../runtime/clock.js';
@@ -169,7 +169,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
       // the first request after a quiet spell always goes through.
       const p = probability();
       if (p === 0) return true; // no draw: keeps the rng sequence tied to throttled moments only
-      if (checkedRandom(rng) >= p) return true;
+      if (drawFrom(rng, 'createAdaptiveThrottle: options.rng') >= p) return true;
       // A request rejected here counts at once; an admitted one counts when its outcome is
       // recorded (see record).
       requests++;
@@ -194,14 +194,6 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
   };
 }
 
-function checkedRandom(rng: () => number): number {
-  const r = rng();
-  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
-    throw mustError('createAdaptiveThrottle: rng', 'return a number in [0, 1]', r, true);
-  }
-  return r;
-}
-
 /**
  * Far below the 100 calls circuit breakers wait for (Polly's MinimumThroughput,
  * resilience4j's minimumNumberOfCalls): a breaker's verdict stops all traffic, this one sheds
@@ -216,9 +208,9 @@ const DEFAULT_MIN_REQUESTS = 10;
 const RULES: FieldRules = {
   // k < 1 would throttle a perfectly healthy server (requests − k·requests > 0), and the
   // rejected requests then keep the rejection going: it could never recover.
-  k: { ok: (v) => isFiniteNumber(v) && v >= 1, rule: 'be a finite number >= 1', range: true },
+  k: /* @__PURE__ */ atLeast(1),
   windowMs: { ok: (v) => isFiniteNumber(v) && v > 0, rule: 'be a finite number > 0', range: true },
-  minRequests: { ok: (v) => Number.isSafeInteger(v) && (v as number) >= 0, rule: 'be a safe integer >= 0', range: true },
+  minRequests: /* @__PURE__ */ wholeAtLeast(0),
   rng: FUNCTION,
 };
 

@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { describe } from '../util/check.js';
+import { describe, ownFields } from '../util/check.js';
 import { GCS_OPERATIONS, GCS_TABLE, type GcsOperation, type GcsPreconditions, type PreconditionField } from './gcs-table.js';
-import { ownFields } from './preset.js';
 import { normalizeName, suggest } from '../util/suggest.js';
 
 /**
@@ -114,13 +113,20 @@ const INT64_MAX = 9223372036854775807n;
 const didYouMean = (hint: string | undefined): string => (hint === undefined ? '' : `did you mean ${hint}?`);
 
 /**
- * Returns `strategy` as a {@link GcsRetryStrategy}, or throws a TypeError that names the valid
- * ones. Used by the `gcs()` preset.
+ * True for a {@link GcsRetryStrategy}: the rule of gcs()'s `strategy` option.
  *
  * @internal
  */
-export function checkStrategy(strategy: unknown): GcsRetryStrategy {
-  if (STRATEGIES.includes(strategy as GcsRetryStrategy)) return strategy as GcsRetryStrategy;
+export function isGcsStrategy(value: unknown): value is GcsRetryStrategy {
+  return STRATEGIES.includes(value as GcsRetryStrategy);
+}
+
+/**
+ * Returns `strategy` as a {@link GcsRetryStrategy}, or throws a TypeError that names the valid
+ * ones (and the nearest to a misspelled one), for {@link gcsIsIdempotent}'s argument.
+ */
+function checkStrategy(strategy: unknown): GcsRetryStrategy {
+  if (isGcsStrategy(strategy)) return strategy;
   const hint = didYouMean(typeof strategy === 'string' ? suggest(strategy, STRATEGIES) : undefined);
   throw new TypeError(
     `Unknown Cloud Storage retry strategy ${describe(strategy)}: expected 'always', 'conditional' or 'never'${hint && `; ${hint}`}`,

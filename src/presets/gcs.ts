@@ -11,9 +11,10 @@
 import { networkError, timedOut } from '../classify/network.js';
 import { anyOf, errorReason, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { RetryOptions } from '../types.js';
-import { type GcsRetryStrategy, checkStrategy, gcsIsIdempotent } from './gcs-idempotency.js';
+import { type FieldRule, type FieldRules, isPlainObject, readChecked } from '../util/check.js';
+import { type GcsRetryStrategy, gcsIsIdempotent, isGcsStrategy } from './gcs-idempotency.js';
 import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
-import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, presetRules } from './preset.js';
 
 export { type GcsIdempotency, type GcsRetryStrategy, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from './gcs-idempotency.js';
 export { GCS_OPERATIONS, type GcsOperation, type GcsPreconditions } from './gcs-table.js';
@@ -141,7 +142,27 @@ const GCS_TRANSIENT = /* @__PURE__ */ anyOf(
   ),
 );
 
-const GCS_OWN_KEYS = ['operation', 'preconditions', 'strategy', 'maxDelayMs'] as const;
+/**
+ * The preconditions a request carries, as a field of gcs() or of an upload's target: their
+ * values are checked where they are used (a generation must be an int64…); null means none.
+ *
+ * @internal
+ */
+export const PRECONDITIONS: FieldRule = {
+  ok: (v) => v === null || isPlainObject(v),
+  rule: 'be a plain object such as { ifGenerationMatch: 0 }',
+};
+
+/** The strategy, as a field of gcs() or of an upload's target. @internal */
+export const STRATEGY: FieldRule = { ok: isGcsStrategy, rule: "be 'always', 'conditional' or 'never'" };
+
+/** What gcs() reads: retry()'s options, `maxDelayMs`, and how to decide whether to resend. */
+const GCS_RULES: FieldRules = /* @__PURE__ */ presetRules({
+  // Which names exist is checked by the table, which suggests the nearest for a misspelled one.
+  operation: { ok: (v) => typeof v === 'string', rule: "be a JSON API method name such as 'objects.get'" },
+  preconditions: PRECONDITIONS,
+  strategy: STRATEGY,
+});
 
 const presetFor = (idempotent: boolean): PresetRetryOptions =>
   Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: oneRetryLayer(GCS_TRANSIENT), idempotent });
@@ -184,20 +205,29 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  *   no way to decide idempotency, or options that contradict each other.
  */
 export function gcs(options: GcsOptions): PresetRetryOptions {
-  const { own, overrides } = optionsBag('gcs', options, GCS_OWN_KEYS);
-  const { operation, preconditions, strategy, maxDelayMs } = own;
-  const idempotent = decideIdempotent(operation, preconditions, strategy, overrides.idempotent);
+  return gcsPreset('gcs', readChecked('gcs', options === undefined ? {} : options, GCS_RULES));
+}
+
+/**
+ * The Cloud Storage preset for `fields`, options that `where` read already with rules that
+ * include gcs()'s (`path` is what it calls them): the uploads build theirs here, so that their
+ * errors name them, not gcs().
+ *
+ * @internal
+ */
+export function gcsPreset(where: string, fields: Readonly<Record<string, unknown>>, path = 'options'): PresetRetryOptions {
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
-  return buildPreset('gcs', GCS_OWN_KEYS, idempotent ? GCS_SAFE : GCS_UNSAFE, overrides, maxDelayMs);
+  return buildPreset(where, decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE, fields, path);
 }
 
 /** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */
-function decideIdempotent(operation: unknown, preconditions: unknown, strategy: unknown, own: unknown): boolean {
-  const chosen = strategy === undefined ? undefined : checkStrategy(strategy);
-  if (own !== undefined) {
+function decideIdempotent(where: string, path: string, fields: Readonly<Record<string, unknown>>): boolean {
+  const { operation, preconditions } = fields;
+  const chosen = fields.strategy as GcsRetryStrategy | undefined;
+  if (fields.idempotent !== undefined) {
     if (operation !== undefined || preconditions !== undefined || chosen !== undefined) {
       throw new TypeError(
-        'gcs: options.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy',
+        `${where}: ${path}.idempotent decides by itself whether to resend; drop it, or drop operation, preconditions and strategy`,
       );
     }
     // Stryker disable next-line BooleanLiteral: equivalent. The caller's idempotent replaces the base preset's, so either base gives the same options.
@@ -207,12 +237,12 @@ function decideIdempotent(operation: unknown, preconditions: unknown, strategy: 
     return gcsIsIdempotent(operation as GcsOperation, preconditions as GcsPreconditions | undefined, chosen ?? 'conditional');
   }
   if (preconditions !== undefined) {
-    throw new TypeError("gcs: options.preconditions mean nothing without options.operation (e.g. 'objects.insert')");
+    throw new TypeError(`${where}: ${path}.preconditions mean nothing without ${path}.operation (e.g. 'objects.insert')`);
   }
   if (chosen === 'always') return true;
   if (chosen === 'never') return false;
   throw new TypeError(
-    "gcs: options.operation is required under strategy 'conditional' (the default): name the JSON API method, " +
+    `${where}: ${path}.operation is required under strategy 'conditional' (the default): name the JSON API method, ` +
       "e.g. gcs({ operation: 'objects.get' }), so the preset can tell whether the request is safe to resend; " +
       "or decide yourself with strategy: 'always' or idempotent: true",
   );

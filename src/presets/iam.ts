@@ -5,13 +5,13 @@
  *
  * Source: IAM, "Retry failed requests" (https://cloud.google.com/iam/docs/retry-strategy).
  */
-import { describe } from '../util/check.js';
 import type { RetryPredicate } from '../types.js';
 import { networkError, timedOut } from '../classify/network.js';
 import { aborted, anyOf, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
 import { startCall } from '../core/retry.js';
-import { type PresetRetryOptions, buildPreset, freezeBackoff, optionsBag } from './preset.js';
+import { BOOLEAN, type FieldRules, mustError, readChecked } from '../util/check.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, presetRules } from './preset.js';
 
 /**
  * What every {@link iam} call may pass: any `RetryOptions` field to override, and the
@@ -83,7 +83,8 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
   /* @__PURE__ */ grpcCode('NOT_FOUND'),
 );
 
-const IAM_OWN_KEYS = ['retryNotFound', 'maxDelayMs'] as const;
+/** What iam() and iamReadModifyWrite() read: retry()'s options, `maxDelayMs` and `retryNotFound`. */
+const IAM_RULES: FieldRules = /* @__PURE__ */ presetRules({ retryNotFound: BOOLEAN });
 
 const presetFor = (retryable: RetryPredicate): PresetRetryOptions =>
   Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable: oneRetryLayer(retryable) });
@@ -122,23 +123,24 @@ export function iam(options?: IamOptions): PresetRetryOptions {
   return iamPreset('iam', options, IAM, IAM_WITH_NOT_FOUND);
 }
 
-/** iam() and iamReadModifyWrite() read the same options into one of their shared presets. */
+/**
+ * iam() and iamReadModifyWrite() read the same options, each under its own name (`where`),
+ * into one of their shared presets.
+ */
 function iamPreset(
-  name: string,
+  where: string,
   options: IamOptions | undefined,
   plain: PresetRetryOptions,
   withNotFound: PresetRetryOptions,
 ): PresetRetryOptions {
-  const { own, overrides } = optionsBag(name, options, IAM_OWN_KEYS);
-  const { retryNotFound, maxDelayMs } = own;
-  if (retryNotFound !== undefined && typeof retryNotFound !== 'boolean') {
-    throw new TypeError(`${name}: options.retryNotFound must be a boolean, got ${describe(retryNotFound)}`);
-  }
-  if (retryNotFound !== undefined && overrides.retryable !== undefined) {
+  if (options === undefined) return plain;
+  const fields = readChecked(where, options, IAM_RULES);
+  const { retryNotFound } = fields;
+  if (retryNotFound !== undefined && fields.retryable !== undefined) {
     // The caller's predicate replaces the preset's, so the flag would silently do nothing.
-    throw new TypeError(`${name}: options.retryNotFound has no effect when options.retryable is given; drop one of them`);
+    throw new TypeError(`${where}: options.retryNotFound has no effect when options.retryable is given; drop one of them`);
   }
-  return buildPreset(name, IAM_OWN_KEYS, retryNotFound === true ? withNotFound : plain, overrides, maxDelayMs);
+  return buildPreset(where, retryNotFound === true ? withNotFound : plain, fields);
 }
 
 /**
@@ -198,14 +200,15 @@ export function iamReadModifyWrite<P, R>(steps: ReadModifyWriteSteps<P, R>, opti
   return startCall(unit, preset, 'iamReadModifyWrite').settled;
 }
 
+/**
+ * The steps are not options but the unit's code: an object with methods is welcome (a class
+ * instance's come from its prototype), so they are read as properties, not as own fields.
+ */
 function checkSteps(steps: unknown): void {
-  if (typeof steps !== 'object' || steps === null) {
-    throw new TypeError(`iamReadModifyWrite: steps must be an object { read, modify, write }, got ${describe(steps)}`);
-  }
+  if (typeof steps !== 'object' || steps === null)
+    throw mustError('iamReadModifyWrite: steps', 'be an object { read, modify, write }', steps);
   for (const key of ['read', 'modify', 'write']) {
     const step = (steps as Record<string, unknown>)[key];
-    if (typeof step !== 'function') {
-      throw new TypeError(`iamReadModifyWrite: steps.${key} must be a function, got ${describe(step)}`);
-    }
+    if (typeof step !== 'function') throw mustError(`iamReadModifyWrite: steps.${key}`, 'be a function', step);
   }
 }

@@ -1,24 +1,44 @@
 /**
- * Option checking in one place. Every bad option, in every module, is reported the same way:
- * `<where>: options.<field> must <rule>, got <value>`, naming the field and showing the value
- * it got. A module describes its fields as a table of rules (`FieldRules`); `checkOptions`
- * walks the caller's own properties against it, refusing unknown keys and inherited ones.
+ * Option checking in one place. Every bad option, in every module and entry point, is reported
+ * the same way: `<where>: options.<field> must <rule>, got <value>`, naming the entry point,
+ * the field and the value it got. A module describes its fields as a table of rules
+ * (`FieldRules`); `checkOptions` / `readChecked` walk the caller's own properties against it,
+ * refusing unknown keys (listing the known ones) and inherited ones. Rules several entry points
+ * share (a signal, a function, a boolean…) are defined once, here.
  */
 
-/** Renders a bad value for an error message: strings quoted, objects as JSON where possible. */
+/**
+ * Renders a bad value for an error message: strings quoted, plain objects and arrays as JSON
+ * where possible, other objects by their kind (`a Map`, `a Date`: JSON would write a Map as `{}`).
+ */
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
   if (typeof value === 'bigint') return `${value}n`;
-  // null too: JSON writes it as null.
-  if (typeof value === 'object') {
+  if (value !== null && typeof value === 'object') {
+    const tag = tagOf(value);
+    if (tag !== 'Object' && tag !== 'Array') return `${/^[AEIOU]/.test(tag) ? 'an' : 'a'} ${tag}`;
     try {
       return JSON.stringify(value) ?? String(value);
     } catch {
-      return Object.prototype.toString.call(value);
+      return `[object ${tag}]`;
     }
   }
   return String(value);
+}
+
+/** `Object` for a plain object, `Array`, `Map`, `Date`, `Null`, `String`…: what the value says it is. */
+function tagOf(value: unknown): string {
+  return Object.prototype.toString.call(value).slice(8, -1);
+}
+
+/**
+ * True for a plain object: one whose fields can be options. An array, a Map, a Date… is an
+ * object with no option fields of its own, and reading none from it would silently turn the
+ * caller's intent into "all defaults".
+ */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return tagOf(value) === 'Object';
 }
 
 /** True for a finite number: not NaN, not ±Infinity, not a numeric string. */
@@ -62,6 +82,16 @@ export function answerOf(where: string, option: string, answer: unknown): boolea
   return Boolean(answer);
 }
 
+/**
+ * `rng()`'s draw, checked: a number in [0, 1], else a RangeError naming `subject` (the option or
+ * argument the rng came from). It is user code and runs at every draw, so every draw is checked.
+ */
+export function drawFrom(rng: () => number, subject: string): number {
+  const r = rng();
+  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) throw mustError(subject, 'return a number in [0, 1]', r, true);
+  return r;
+}
+
 /** One field's rule: the test a value must pass, the words after "must", and the error kind. */
 export interface FieldRule {
   readonly ok: (value: unknown) => boolean;
@@ -75,15 +105,12 @@ export interface FieldRule {
 export type FieldRules = Readonly<Record<string, FieldRule>>;
 
 /**
- * `'an array'`, `'a Map'`… for a value that is an object but not a bag of named options,
- * undefined for one that is. Such values have no own option fields, so without this check
- * they would pass as "all defaults" and the caller's intent would be silently lost.
+ * Throws unless `value` is a plain object: `<subject> must be an object` for a primitive or
+ * null, `must be a plain object` for an array, a Map, a Date… (see {@link isPlainObject}).
  */
-export function notAnOptionsObject(value: object): string | undefined {
-  if (Array.isArray(value)) return 'an array';
-  if (value instanceof Map) return 'a Map';
-  if (value instanceof Set) return 'a Set';
-  return undefined;
+export function checkPlainObject(subject: string, value: unknown): asserts value is Record<string, unknown> {
+  if (!isPlainObject(value))
+    throw mustError(subject, typeof value === 'object' && value !== null ? 'be a plain object' : 'be an object', value);
 }
 
 /**
@@ -91,7 +118,9 @@ export function notAnOptionsObject(value: object): string | undefined {
  * object, an unknown key, or a field that breaks its rule. Only own properties are options (a
  * polluted `Object.prototype` sets nothing). Each own value is also written to `into` when
  * given: an object the caller made with every field present, so an options literal per call
- * (as users write `retry()`) costs one small allocation and no per-field lookups.
+ * (as users write `retry()`) costs one small allocation and no per-field lookups. `path` is
+ * what the messages call the object: `options`, or a field of it (`options.backoff`), or an
+ * argument of another name (`target`, `policy`).
  *
  * @example
  * checkOptions('createThing', options, { size: { ok: isFiniteNumber, rule: 'be a finite number', range: true } });
@@ -101,43 +130,109 @@ export function checkOptions(
   options: unknown,
   rules: FieldRules,
   into?: Record<string, unknown>,
+  path = 'options',
 ): asserts options is object {
-  if (typeof options !== 'object' || options === null) throw mustError(`${where}: options`, 'be an object', options);
-  const kind = notAnOptionsObject(options);
-  if (kind !== undefined) throw new TypeError(`${where}: options must be a plain object, got ${kind}`);
+  checkPlainObject(`${where}: ${path}`, options);
   for (const key in options) {
     if (!Object.hasOwn(options, key)) continue;
-    const rule = Object.hasOwn(rules, key) ? rules[key] : undefined;
-    if (rule === undefined) throw unknownOption(where, key, rules);
-    const value: unknown = (options as Record<string, unknown>)[key];
-    if (value !== undefined && !rule.ok(value)) throw mustError(`${where}: options.${key}`, rule.rule, value, rule.range);
+    if (!Object.hasOwn(rules, key)) throw unknownOption(where, key, rules, path);
+    const value: unknown = options[key];
+    if (value !== undefined) checkField(where, path, key, rules, value);
     if (into !== undefined) into[key] = value;
   }
 }
 
-/** The value of `key` if `object` has it as its own property; an inherited one does not count. */
-export function ownValue(object: object, key: string): unknown {
-  return Object.hasOwn(object, key) ? (object as Record<string, unknown>)[key] : undefined;
+/**
+ * Throws unless `value` passes the rule of `key` in `rules`: `<where>: <path>.<key> must <rule>,
+ * got <value>`. For a value read another way than by `checkOptions` (a default merged in, a
+ * field that is required: no rule passes undefined).
+ */
+export function checkField(where: string, path: string, key: string, rules: FieldRules, value: unknown): void {
+  const { ok, rule, range } = rules[key] as FieldRule;
+  if (!ok(value)) throw mustError(`${where}: ${path}.${key}`, rule, value, range);
 }
 
 /**
  * `checkOptions`, then the own, defined values by field in an object without a prototype (a
  * field the caller did not give reads as undefined, whatever `Object.prototype` holds).
+ *
+ * @example
+ * const { size = 1 } = readChecked('createThing', options, RULES) as ThingOptions;
  */
-export function readChecked(where: string, options: unknown, rules: FieldRules): Record<string, unknown> {
-  checkOptions(where, options, rules);
+export function readChecked(where: string, options: unknown, rules: FieldRules, path = 'options'): Record<string, unknown> {
+  checkOptions(where, options, rules, undefined, path);
   const values: Record<string, unknown> = Object.create(null);
-  for (const key of Object.keys(rules)) values[key] = ownValue(options, key);
+  // An inherited value does not count.
+  for (const key of Object.keys(rules)) values[key] = Object.hasOwn(options, key) ? (options as Record<string, unknown>)[key] : undefined;
   return values;
 }
 
-/** `<where>: unknown option "<key>" (known: a, b, c)`. */
-export function unknownOption(where: string, key: string, rules: FieldRules): TypeError {
-  return new TypeError(`${where}: unknown option ${JSON.stringify(key)} (known: ${Object.keys(rules).join(', ')})`);
+/**
+ * The fields of a bag whose keys are data, not options (HTTP headers, preconditions): its own
+ * enumerable fields in an object without a prototype, after {@link checkPlainObject}.
+ *
+ * @example
+ * ownFields('upload: target.headers', { 'x-goog-meta-a': '1' }); // { 'x-goog-meta-a': '1' }
+ */
+export function ownFields(subject: string, value: unknown): Record<string, unknown> {
+  checkPlainObject(subject, value);
+  const fields: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(value)) fields[key] = value[key];
+  return fields;
 }
 
-/** Rules many modules share. */
+/**
+ * `<where>: unknown option "<key>" (known: a, b, c)`, with ` in <path>` for a nested object
+ * (`retry: unknown option "initial" in options.backoff (known: …)`).
+ */
+export function unknownOption(where: string, key: string, rules: FieldRules, path = 'options'): TypeError {
+  const within = path === 'options' ? '' : ` in ${path}`;
+  return new TypeError(`${where}: unknown option ${JSON.stringify(key)}${within} (known: ${Object.keys(rules).join(', ')})`);
+}
+
+/** A function option (a predicate, a hook, an rng, a fetch). */
 export const FUNCTION: FieldRule = { ok: isFunction, rule: 'be a function' };
 
 /** A boolean option. */
 export const BOOLEAN: FieldRule = { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' };
+
+/**
+ * An `AbortSignal`, or anything that has what the engine uses of one: its state, and a listener
+ * it can add and remove again (a signal that cannot remove its listener would keep every call
+ * that ever saw it alive).
+ */
+export const SIGNAL: FieldRule = {
+  ok: (v) => hasMethods(v, ['addEventListener', 'removeEventListener']) && typeof (v as AbortSignal).aborted === 'boolean',
+  rule: 'be an AbortSignal (aborted, addEventListener, removeEventListener)',
+};
+
+/**
+ * A finite number >= `min` (a RangeError otherwise).
+ *
+ * @example
+ * const RULES = { delayMs: atLeast(0) }; // "must be a finite number >= 0"
+ */
+export function atLeast(min: number): FieldRule {
+  return { ok: (v) => isFiniteNumber(v) && v >= min, rule: `be a finite number >= ${min}`, range: true };
+}
+
+/**
+ * A safe integer >= `min` (a count: copies, requests).
+ *
+ * @example
+ * const RULES = { maxCopies: wholeAtLeast(1) }; // "must be a safe integer >= 1"
+ */
+export function wholeAtLeast(min: number): FieldRule {
+  return { ok: (v) => Number.isSafeInteger(v) && (v as number) >= min, rule: `be a safe integer >= ${min}`, range: true };
+}
+
+/**
+ * An option this entry point refuses though its type family has it, saying why; any value
+ * but `undefined` breaks it (`gcsResumableUpload: options.retryOnResult must be left out (…)`).
+ *
+ * @example
+ * const RULES = { ...RETRY_RULES, retryOnResult: leftOut('a 308 is progress, not a value to retry') };
+ */
+export function leftOut(why: string): FieldRule {
+  return { ok: () => false, rule: `be left out (${why})` };
+}

@@ -134,15 +134,32 @@ describe('computeDelay', () => {
     [{ jitter: 'random' }, /policy\.jitter must be 'none', 'full', 'equal' or \{ additiveMs: number \}, got "random"/],
     [{ jitter: { additiveMs: -5 } }, /policy\.jitter\.additiveMs must be a finite number >= 0, got -5/],
     [{ jitter: null }, /policy\.jitter .* got null/],
-    [{ extra: 1 }, /policy\.extra is not a backoff option/],
+    [{ extra: 1 }, /^computeDelay: unknown option "extra" in policy \(known: initialDelayMs, multiplier, maxDelayMs, jitter\)$/],
   ])('rejects policy %o with an error naming the field', (patch, message) => {
     expect(() => computeDelay(0, { ...DEFAULT_BACKOFF, ...patch } as BackoffPolicy)).toThrow(message);
   });
 
+  it('names computeDelay and the field in every policy error', () => {
+    expect(() => computeDelay(0, { ...DEFAULT_BACKOFF, multiplier: 0.5 })).toThrow(
+      new RangeError('computeDelay: policy.multiplier must be a finite number >= 1, got 0.5'),
+    );
+    const { jitter: _, ...noJitter } = DEFAULT_BACKOFF;
+    expect(() => computeDelay(0, noJitter as BackoffPolicy)).toThrow(
+      new TypeError("computeDelay: policy.jitter must be 'none', 'full', 'equal' or { additiveMs: number }, got undefined"),
+    );
+    expect(() => computeDelay(0, { ...DEFAULT_BACKOFF, jitter: {} as Jitter })).toThrow(
+      new RangeError('computeDelay: policy.jitter.additiveMs must be a finite number >= 0, got undefined'),
+    );
+  });
+
   it('rejects a missing policy and a bad rng', () => {
-    expect(() => computeDelay(0, undefined as unknown as BackoffPolicy)).toThrow(/policy must be an object, got undefined/);
+    expect(() => computeDelay(0, undefined as unknown as BackoffPolicy)).toThrow(
+      new TypeError('computeDelay: policy must be an object, got undefined'),
+    );
     expect(() => computeDelay(0, DEFAULT_BACKOFF, 5 as unknown as () => number)).toThrow(/rng must be a function .* got 5/);
-    expect(() => computeDelay(0, DEFAULT_BACKOFF, () => 1.5)).toThrow(/rng must return a number in \[0, 1\], got 1\.5/);
+    expect(() => computeDelay(0, DEFAULT_BACKOFF, () => 1.5)).toThrow(
+      new RangeError('computeDelay: rng must return a number in [0, 1], got 1.5'),
+    );
     expect(() => computeDelay(0, DEFAULT_BACKOFF, () => Number.NaN)).toThrow(/got NaN/);
     expect(() => computeDelay(0, DEFAULT_BACKOFF, () => -0.1)).toThrow(RangeError);
   });
@@ -230,14 +247,15 @@ describe('regressions of issue 12: a backoff is read as written', () => {
     const { iam } = await import('../../src/google/index.js');
     const misspelled = { additiveMs: 1000, afterCapp: true } as unknown as Jitter;
     expect(() => computeDelay(0, { ...google, jitter: misspelled })).toThrow(
-      new TypeError('policy.jitter.afterCapp is not a jitter option (expected additiveMs, afterCap)'),
+      new TypeError('computeDelay: unknown option "afterCapp" in policy.jitter (known: additiveMs, afterCap)'),
     );
     expect(() => retry(async () => 1, { backoff: { jitter: misspelled } })).toThrow(
-      /options\.backoff\.jitter\.afterCapp is not a jitter option/,
+      new TypeError('retry: unknown option "afterCapp" in options.backoff.jitter (known: additiveMs, afterCap)'),
     );
     expect(() => retry(async () => 1, { ...iam(), backoff: { ...iam().backoff, jitter: misspelled } })).toThrow(
-      /jitter\.afterCapp is not a jitter option/,
+      /^retry: unknown option "afterCapp" in options\.backoff\.jitter/,
     );
+    expect(() => iam({ backoff: { jitter: misspelled } })).toThrow(/^iam: unknown option "afterCapp" in options\.backoff\.jitter/);
   });
 
   it('reads own fields only: an inherited afterCap or multiplier changes nothing', () => {
@@ -255,8 +273,15 @@ describe('regressions of issue 12: a backoff is read as written', () => {
   });
 
   it('refuses an array, a Map or a Set as a policy or a jitter', () => {
-    expect(() => computeDelay(0, [] as unknown as BackoffPolicy)).toThrow(new TypeError('policy must be a plain object, got an array'));
-    expect(() => computeDelay(0, new Map() as unknown as BackoffPolicy)).toThrow(/policy must be a plain object, got a Map/);
+    expect(() => computeDelay(0, [] as unknown as BackoffPolicy)).toThrow(
+      new TypeError('computeDelay: policy must be a plain object, got []'),
+    );
+    expect(() => computeDelay(0, new Map() as unknown as BackoffPolicy)).toThrow(
+      /^computeDelay: policy must be a plain object, got a Map$/,
+    );
+    expect(() => computeDelay(0, new Date(0) as unknown as BackoffPolicy)).toThrow(
+      /^computeDelay: policy must be a plain object, got a Date$/,
+    );
     expect(() => computeDelay(0, { ...google, jitter: new Set() as unknown as Jitter })).toThrow(/policy\.jitter must be/);
   });
 });
@@ -286,19 +311,19 @@ describe('readBackoffPolicy', () => {
   const valid: BackoffPolicy = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'full' };
 
   it('names the known fields for an unknown one', () => {
-    expect(() => readBackoffPolicy({ ...valid, initialDelay: 5 }, 'backoff')).toThrow(
-      'backoff.initialDelay is not a backoff option (expected one of initialDelayMs, multiplier, maxDelayMs, jitter)',
+    expect(() => readBackoffPolicy({ ...valid, initialDelay: 5 }, 'make', 'options.backoff')).toThrow(
+      new TypeError('make: unknown option "initialDelay" in options.backoff (known: initialDelayMs, multiplier, maxDelayMs, jitter)'),
     );
   });
 
   it('says that null is not an object', () => {
-    expect(() => readBackoffPolicy(null, 'backoff')).toThrow(new TypeError('backoff must be an object, got null'));
+    expect(() => readBackoffPolicy(null, 'make', 'backoff')).toThrow(new TypeError('make: backoff must be an object, got null'));
   });
 
   it('takes additive jitter only as a finite number >= 0, 0 included', () => {
-    expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 0 } }, 'backoff')).not.toThrow();
+    expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 0 } }, 'make', 'backoff')).not.toThrow();
     for (const additiveMs of ['5', -1, Number.NaN, Number.POSITIVE_INFINITY, undefined]) {
-      expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs } }, 'backoff'), String(additiveMs)).toThrow(
+      expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs } }, 'make', 'backoff'), String(additiveMs)).toThrow(
         /backoff\.jitter\.additiveMs must be a finite number >= 0/,
       );
     }
@@ -306,16 +331,16 @@ describe('readBackoffPolicy', () => {
 
   it('takes afterCap as absent, false or true, and nothing else', () => {
     for (const afterCap of [undefined, false, true]) {
-      expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 10, afterCap } }, 'backoff')).not.toThrow();
+      expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 10, afterCap } }, 'make', 'backoff')).not.toThrow();
     }
-    expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 10, afterCap: 'yes' } }, 'backoff')).toThrow(
-      new TypeError('backoff.jitter.afterCap must be a boolean, got "yes"'),
+    expect(() => readBackoffPolicy({ ...valid, jitter: { additiveMs: 10, afterCap: 'yes' } }, 'make', 'backoff')).toThrow(
+      new TypeError('make: backoff.jitter.afterCap must be a boolean, got "yes"'),
     );
   });
 
   it('rejects a jitter that is null or another string', () => {
     for (const jitter of [null, 'half']) {
-      expect(() => readBackoffPolicy({ ...valid, jitter }, 'backoff')).toThrow(/backoff\.jitter must be 'none', 'full', 'equal'/);
+      expect(() => readBackoffPolicy({ ...valid, jitter }, 'make', 'backoff')).toThrow(/backoff\.jitter must be 'none', 'full', 'equal'/);
     }
   });
 });

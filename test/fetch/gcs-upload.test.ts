@@ -131,6 +131,31 @@ describe('gcsResumableUpload on loopback', () => {
     await expect(gcsStartResumableUpload({ bucket: 'b', name: '', token: 't' })).rejects.toThrow(
       'gcsStartResumableUpload: target.name must be a non-empty string, got ""',
     );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n' } as never)).rejects.toThrow(
+      'gcsStartResumableUpload: target.token must be a non-empty string, got undefined',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', contentType: 5 } as never)).rejects.toThrow(
+      'gcsStartResumableUpload: target.contentType must be a string, got 5',
+    );
+    // retry()'s options in a target are read under the upload's name, not gcs()'s.
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', maxAttempts: 0 })).rejects.toThrow(
+      'gcsStartResumableUpload: target.maxAttempts must be a safe integer >= 1 or Infinity, got 0',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', backoff: { multiplier: 0 } })).rejects.toThrow(
+      'gcsStartResumableUpload: target.backoff.multiplier must be a finite number >= 1, got 0',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', bukcet: 'c' } as never)).rejects.toThrow(
+      /^gcsStartResumableUpload: unknown option "bukcet" in target \(known: backoff, .*, bucket, name, token, /,
+    );
+    await expect(gcsResumableUpload('http://127.0.0.1:9/', pattern(1), { deadlineMs: -1 })).rejects.toThrow(
+      'gcsResumableUpload: options.deadlineMs must be a number > 0 (Infinity for none), got -1',
+    );
+    await expect(
+      gcsResumableUpload('http://127.0.0.1:9/', pattern(1), { maxDelayMs: 10, backoff: { initialDelayMs: 50 } }),
+    ).rejects.toThrow('gcsResumableUpload: options.backoff.maxDelayMs must be a finite number >= initialDelayMs (50), got 10');
+    await expect(gcsResumableUpload('http://127.0.0.1:9/', pattern(1), { chunkSize: 1 } as never)).rejects.toThrow(
+      /^gcsResumableUpload: unknown option "chunkSize" \(known: .*, chunkSizeBytes, fetch\)$/,
+    );
   });
 });
 
@@ -204,10 +229,19 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
   it('refuses retryOnResult, naming the field, rather than judging each 308 with it', async () => {
     const retryOnResult = (): boolean => true;
     await expect(gcsResumableUpload('http://x.test/s', new Uint8Array(1), { ...quick, retryOnResult })).rejects.toThrow(
-      'gcsResumableUpload: options.retryOnResult is not supported, got a function (retryOnResult)',
+      "gcsResumableUpload: options.retryOnResult must be left out (an upload's answers are judged by its protocol), got a function (retryOnResult)",
     );
     await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', retryOnResult })).rejects.toThrow(
-      'gcsStartResumableUpload: target.retryOnResult is not supported',
+      "gcsStartResumableUpload: target.retryOnResult must be left out (an upload's answers are judged by its protocol), got a function",
+    );
+  });
+
+  it('refuses idempotent: every request of a session is safe, and a start is decided by its preconditions', async () => {
+    await expect(gcsResumableUpload('http://x.test/s', new Uint8Array(1), { idempotent: false } as never)).rejects.toThrow(
+      'gcsResumableUpload: options.idempotent must be left out (every request of an upload session is safe to resend), got false',
+    );
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', idempotent: true } as never)).rejects.toThrow(
+      'gcsStartResumableUpload: target.idempotent must be left out (preconditions and strategy decide whether a failed start is sent again), got true',
     );
   });
 
@@ -474,7 +508,7 @@ describe('gcsStartResumableUpload: preconditions and headers, on loopback', () =
     );
     await expect(start({ preconditions: { ifGenerationNotMatch: 5 } })).rejects.toThrow(`got 5: ${takes}`);
     await expect(start({ preconditions: new Map() })).rejects.toThrow(
-      'gcsStartResumableUpload: target.preconditions must be an object, got a Map',
+      'gcsStartResumableUpload: target.preconditions must be a plain object such as { ifGenerationMatch: 0 }, got a Map',
     );
     // Values and the strategy are gcs()'s to check, with its messages.
     await expect(start({ preconditions: { ifGenerationMatch: -1 } })).rejects.toThrow(
@@ -485,7 +519,7 @@ describe('gcsStartResumableUpload: preconditions and headers, on loopback', () =
     );
     await expect(start({ preconditions: { ifGenerationMatch: '12abc' } })).rejects.toThrow('got "12abc"');
     await expect(start({ strategy: 'allways' })).rejects.toThrow(
-      `Unknown Cloud Storage retry strategy "allways": expected 'always', 'conditional' or 'never'; did you mean always?`,
+      `gcsStartResumableUpload: target.strategy must be 'always', 'conditional' or 'never', got "allways"`,
     );
     await expect(start({ headers: { 'x-goog-meta-color': 7 } })).rejects.toThrow(
       'gcsStartResumableUpload: target.headers["x-goog-meta-color"] must be a string, got 7',
@@ -501,7 +535,9 @@ describe('gcsStartResumableUpload: preconditions and headers, on loopback', () =
       'target.headers["X-Upload-Content-Type"] is given already, got "text/csv"',
     );
     await expect(start({ headers: { 'x-a': '1', 'X-A': '2' } })).rejects.toThrow('target.headers["X-A"] is given already, got "2"');
-    await expect(start({ headers: 'x-a: b' })).rejects.toThrow('gcsStartResumableUpload: target.headers must be an object, got "x-a: b"');
+    await expect(start({ headers: 'x-a: b' })).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers must be a plain object of header names and values, got "x-a: b"',
+    );
     expect(server.requests).toEqual([]);
   });
 });

@@ -513,6 +513,10 @@ describe('hedge(): options', () => {
     expect(() => hedge(fn, { delayMs: 1, idempotent: 'yes' as never })).toThrow('options.idempotent must be a boolean or a function');
     expect(() => hedge(fn, { delayMs: 1, budget: {} as never })).toThrow('options.budget must come from createRetryBudget()');
     expect(() => hedge(fn, { delayMs: 1, signal: {} as never })).toThrow('options.signal must be an AbortSignal');
+    // retry()'s own signal rule: one that says nothing of its state is refused too.
+    expect(() => hedge(fn, { delayMs: 1, signal: { addEventListener() {}, removeEventListener() {} } as never })).toThrow(
+      'hedge: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}',
+    );
     expect(() => hedge(fn, { delayMs: 1, delay: 5 } as never)).toThrow('hedge: unknown option "delay"');
     expect(() => hedge('fn' as never, { delayMs: 1 })).toThrow('hedge: fn must be a function, got "fn"');
     expect(() => hedge(fn, null as never)).toThrow('hedge: options must be an object, got null');

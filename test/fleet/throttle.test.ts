@@ -145,7 +145,7 @@ describe('createAdaptiveThrottle: the SRE book formula', () => {
     const throttle = createAdaptiveThrottle({ minRequests: 0, rng: () => 1.5 });
     throttle.admit();
     throttle.record(false);
-    expect(() => throttle.admit()).toThrow(/createAdaptiveThrottle: rng must return a number in \[0, 1\], got 1\.5/);
+    expect(() => throttle.admit()).toThrow(/^createAdaptiveThrottle: options\.rng must return a number in \[0, 1\], got 1\.5$/);
   });
 });
 
@@ -498,7 +498,7 @@ describe('createAdaptiveThrottle', () => {
     expect(throttleAtThreeQuarters(() => 0).admit()).toBe(false);
     for (const bad of [-0.1, 1.5, '0.9', Number.NaN]) {
       expect(() => throttleAtThreeQuarters(() => bad).admit(), String(bad)).toThrow(
-        /createAdaptiveThrottle: rng must return a number in \[0, 1\]/,
+        /^createAdaptiveThrottle: options\.rng must return a number in \[0, 1\]/,
       );
     }
   });

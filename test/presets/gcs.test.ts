@@ -139,8 +139,14 @@ describe('gcs(): whether the request may be resent', () => {
     [{ operation: 'objects.fetch' }, TypeError, /Unknown Cloud Storage operation "objects\.fetch"/],
     [{ operation: 'objects.insert', preconditions: { ifGenerationMatch: -1 } }, RangeError, /ifGenerationMatch must be a non-negative/],
     [{ operation: 'objects.insert', preconditions: { IfGenerationMatch: 0 } }, TypeError, /did you mean ifGenerationMatch/],
-    [{ operation: 'objects.get', strategy: 'sometimes' }, TypeError, /Unknown Cloud Storage retry strategy "sometimes"/],
-    [{ strategy: 'alwayss' }, TypeError, /Unknown Cloud Storage retry strategy "alwayss".*did you mean always/],
+    [
+      { operation: 'objects.get', strategy: 'sometimes' },
+      TypeError,
+      /^gcs: options\.strategy must be 'always', 'conditional' or 'never', got "sometimes"$/,
+    ],
+    [{ strategy: 'alwayss' }, TypeError, /^gcs: options\.strategy must be 'always', 'conditional' or 'never', got "alwayss"$/],
+    [{ operation: 5 }, TypeError, /^gcs: options\.operation must be a JSON API method name such as 'objects\.get', got 5$/],
+    [{ operation: 'objects.get', preconditions: 'ifGenerationMatch=0' }, TypeError, /^gcs: options\.preconditions must be a plain object/],
     [{ preconditions: { ifGenerationMatch: 0 } }, TypeError, /gcs: options\.preconditions mean nothing without options\.operation/],
     [{ operation: 'objects.get', idempotent: true }, TypeError, /gcs: options\.idempotent decides by itself/],
     [{ strategy: 'always', idempotent: false }, TypeError, /gcs: options\.idempotent decides by itself/],
@@ -150,7 +156,7 @@ describe('gcs(): whether the request may be resent', () => {
     [
       { operation: 'objects.get', operaton: 'x' },
       TypeError,
-      /^gcs: unknown option "operaton" .*; gcs\(\) also takes operation, preconditions, strategy, maxDelayMs$/,
+      /^gcs: unknown option "operaton" \(known: backoff, .*, hedge, maxDelayMs, operation, preconditions, strategy\)$/,
     ],
     [{ operation: 'objects.get', backoff: { jitter: 'lots' } }, TypeError, /^gcs: options\.backoff\.jitter must be/],
     ['objects.get', TypeError, /^gcs: options must be an object, got "objects\.get"$/],
@@ -249,14 +255,18 @@ describe('gcs(), gcsIdempotency(): only own fields are options or preconditions'
   });
 
   it.each([
-    [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be an object, got a Map$/],
-    [() => gcs(['objects.get'] as never), /^gcs: options must be an object, got \["objects\.get"\]$/],
-    [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be an object, got a Map$/],
+    [() => gcs(new Map([['operation', 'objects.get']]) as never), /^gcs: options must be a plain object, got a Map$/],
+    [() => gcs(['objects.get'] as never), /^gcs: options must be a plain object, got \["objects\.get"\]$/],
+    [() => gcs({ operation: 'objects.get', backoff: new Map() as never }), /^gcs: options\.backoff must be a plain object, got a Map$/],
+    [
+      () => gcs({ operation: 'objects.insert', preconditions: new Map([['ifGenerationMatch', 0]]) as never }),
+      /^gcs: options\.preconditions must be a plain object such as \{ ifGenerationMatch: 0 \}, got a Map$/,
+    ],
     [
       () => gcsPreconditionMet('objects.insert', new Map([['ifGenerationMatch', 0]]) as never),
-      /^Cloud Storage preconditions must be an object, got a Map$/,
+      /^Cloud Storage preconditions must be a plain object, got a Map$/,
     ],
-    [() => gcsIdempotency('objects.insert', [0] as never), /^Cloud Storage preconditions must be an object, got \[0\]$/],
+    [() => gcsIdempotency('objects.insert', [0] as never), /^Cloud Storage preconditions must be a plain object, got \[0\]$/],
   ])('refuses arrays and Maps as options or preconditions (%#)', (call, message) => {
     expect(call).toThrow(TypeError);
     expect(call).toThrow(message);

@@ -1,6 +1,7 @@
 // What iam() and gcs() share (src/presets/preset.ts): shared frozen presets, validated once,
-// and retry()'s errors re-issued under the preset's name.
+// under the preset's own name (no retry() error renamed after the fact).
 import { describe, expect, it } from 'vitest';
+import { retry } from '../../src/core/retry.js';
 import { readOptions } from '../../src/core/options.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam } from '../../src/presets/iam.js';
@@ -20,7 +21,15 @@ describe('the shared presets', () => {
 });
 
 describe('preset option errors', () => {
-  it("re-issue only retry()'s own TypeError/RangeError; anything else a check meets passes through as it is", () => {
+  it('name the preset for what was given to it, also when retry() runs the predicate given there', async () => {
+    expect(() => gcs({ operation: 'objects.get', rng: 5 as never })).toThrow(new TypeError('gcs: options.rng must be a function, got 5'));
+    const preset = iam({ retryable: (async () => true) as never, maxAttempts: 2 });
+    await expect(retry(() => Promise.reject(new Error('x')), preset)).rejects.toThrow(
+      new TypeError('iam: options.retryable must return a boolean, got a promise'),
+    );
+  });
+
+  it('pass anything else a check meets (a getter that throws) through as it is', () => {
     const boom = new Error('budget getter exploded');
     const budget = {
       get record(): never {

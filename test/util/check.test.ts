@@ -1,7 +1,18 @@
 // util/check.ts: describe() renders the bad value in every validation message (each kind of value
 // once), and checkOptions / mustError / readChecked give every module the same option errors.
 import { describe as group, expect, it } from 'vitest';
-import { checkOptions, describe, mustError, readChecked } from '../../src/util/check.js';
+import {
+  SIGNAL,
+  atLeast,
+  checkOptions,
+  describe,
+  drawFrom,
+  leftOut,
+  mustError,
+  ownFields,
+  readChecked,
+  wholeAtLeast,
+} from '../../src/util/check.js';
 
 group('describe (values in error messages)', () => {
   it('names functions, and says when they have no name', () => {
@@ -22,6 +33,15 @@ group('describe (values in error messages)', () => {
     expect(describe(null)).toBe('null');
     expect(describe(undefined)).toBe('undefined');
     expect(describe(Number.NaN)).toBe('NaN');
+  });
+
+  it('names objects that are not plain or arrays by their kind: JSON would write a Map as {}', () => {
+    expect(describe(new Map([['a', 1]]))).toBe('a Map');
+    expect(describe(new Date(0))).toBe('a Date');
+    expect(describe(new AbortController().signal)).toBe('an AbortSignal');
+    expect(describe(new TypeError('x'))).toBe('an Error');
+    expect(describe([1, 'a'])).toBe('[1,"a"]');
+    expect(describe(Object.create(null))).toBe('{}');
   });
 
   it('falls back to the object tag for what JSON cannot write', () => {
@@ -50,9 +70,19 @@ group('checkOptions (the one option checker)', () => {
 
   it('refuses what is not a plain options object, and unknown keys with the known ones listed', () => {
     expect(() => checkOptions('make', null, rules)).toThrow(new TypeError('make: options must be an object, got null'));
-    expect(() => checkOptions('make', [1], rules)).toThrow(new TypeError('make: options must be a plain object, got an array'));
+    expect(() => checkOptions('make', [1], rules)).toThrow(new TypeError('make: options must be a plain object, got [1]'));
     expect(() => checkOptions('make', new Map(), rules)).toThrow(new TypeError('make: options must be a plain object, got a Map'));
     expect(() => checkOptions('make', { sise: 1 }, rules)).toThrow(new TypeError('make: unknown option "sise" (known: size, name)'));
+  });
+
+  it('names a nested object or an argument of another name by its path', () => {
+    expect(() => checkOptions('make', { size: 0 }, rules, undefined, 'options.part')).toThrow(
+      new RangeError('make: options.part.size must be a number > 0, got 0'),
+    );
+    expect(() => readChecked('make', { sise: 1 }, rules, 'target')).toThrow(
+      new TypeError('make: unknown option "sise" in target (known: size, name)'),
+    );
+    expect(() => readChecked('make', 'big', rules, 'target')).toThrow(new TypeError('make: target must be an object, got "big"'));
   });
 
   it('reads own properties only, skips undefined, and fills the object it is given', () => {
@@ -67,5 +97,56 @@ group('checkOptions (the one option checker)', () => {
     const values = readChecked('make', Object.assign(Object.create({ name: 'inherited' }) as object, { size: 2 }), rules);
     expect(Object.getPrototypeOf(values)).toBeNull();
     expect({ ...values }).toEqual({ size: 2, name: undefined });
+  });
+});
+
+group('the shared rules and helpers', () => {
+  it('SIGNAL takes what has aborted and both listener methods, and nothing less', () => {
+    expect(SIGNAL.ok(new AbortController().signal)).toBe(true);
+    expect(SIGNAL.ok({ aborted: false, addEventListener() {}, removeEventListener() {} })).toBe(true);
+    expect(SIGNAL.ok({ addEventListener() {}, removeEventListener() {} })).toBe(false);
+    expect(SIGNAL.ok({ aborted: false, addEventListener() {} })).toBe(false);
+    expect(SIGNAL.ok(null)).toBe(false);
+  });
+
+  it('atLeast and wholeAtLeast say their bound, and hold it', () => {
+    const rules = { delay: atLeast(0), copies: wholeAtLeast(1) };
+    expect(() => checkOptions('make', { delay: -0.5 }, rules)).toThrow(
+      new RangeError('make: options.delay must be a finite number >= 0, got -0.5'),
+    );
+    expect(() => checkOptions('make', { delay: Number.POSITIVE_INFINITY }, rules)).toThrow(RangeError);
+    expect(() => checkOptions('make', { delay: 0, copies: 1 }, rules)).not.toThrow();
+    expect(() => checkOptions('make', { copies: 1.5 }, rules)).toThrow(
+      new RangeError('make: options.copies must be a safe integer >= 1, got 1.5'),
+    );
+    expect(() => checkOptions('make', { copies: 0 }, rules)).toThrow(RangeError);
+  });
+
+  it('leftOut refuses any value but undefined, saying why', () => {
+    const rules = { retryOnResult: leftOut('uploads judge by protocol') };
+    expect(() => checkOptions('upload', { retryOnResult: undefined }, rules)).not.toThrow();
+    expect(() => checkOptions('upload', { retryOnResult: false }, rules)).toThrow(
+      new TypeError('upload: options.retryOnResult must be left out (uploads judge by protocol), got false'),
+    );
+  });
+
+  it('drawFrom checks every draw, naming where the rng came from', () => {
+    expect(drawFrom(() => 0.25, 'make: options.rng')).toBe(0.25);
+    expect(drawFrom(() => 1, 'make: options.rng')).toBe(1);
+    expect(() => drawFrom(() => 1.01, 'make: options.rng')).toThrow(
+      new RangeError('make: options.rng must return a number in [0, 1], got 1.01'),
+    );
+    expect(() => drawFrom(() => Number.NaN, 'x')).toThrow(RangeError);
+    expect(() => drawFrom(() => '0.5' as unknown as number, 'x')).toThrow(RangeError);
+  });
+
+  it('ownFields copies own fields of a plain object only', () => {
+    const fields = ownFields('make: target.headers', Object.assign(Object.create({ inherited: 'x' }) as object, { a: '1' }));
+    expect(Object.getPrototypeOf(fields)).toBeNull();
+    expect({ ...fields }).toEqual({ a: '1' });
+    expect(() => ownFields('make: target.headers', new Map())).toThrow(
+      new TypeError('make: target.headers must be a plain object, got a Map'),
+    );
+    expect(() => ownFields('make: target.headers', 'a: b')).toThrow(new TypeError('make: target.headers must be an object, got "a: b"'));
   });
 });
