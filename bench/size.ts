@@ -55,7 +55,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // the first session of issue 22 (7,155 → 7,819 B): the one engine's seams live in the class
     // every call uses (further runs and progress, the host a mode asks, judge() split from the
     // loop), so the core import carries them; shrinking it to the target is still to do.
-    limitBytes: 7900,
+    // 8,400 for the rest of issue 22's first session (7,819 → 8,359 B): root causes in give-up
+    // messages and permanent() (~210 B), the one event stream (onEvent, ~220 B), decide() made
+    // pure (~110 B), withRetry's calls without a closure; the one options reader took ~100 B back.
+    limitBytes: 8400,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -66,7 +69,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 11,043 B: the engine, the classification, every error class, the budget, the throttle
     // and hedge() (about 2 kB with its hedger and latency window). 11,724 B with the one
     // engine's seams (see the first budget) and hedging as a mode of an attempt.
-    limitBytes: 11_800,
+    // 12,380 B after the rest of the session (see the first budget).
+    limitBytes: 12_450,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -75,7 +79,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the fetch entry, 'tenacious/fetch'",
     source: `export * from '${ENTRY}/fetch';`,
     targetBytes: undefined,
-    limitBytes: 12_500,
+    // 13,097 B with retryFetch in named stages, the event stream and root causes in errors.
+    limitBytes: 13_150,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -83,7 +88,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the Google entry, 'tenacious/google'",
     source: `export * from '${ENTRY}/google';`,
     targetBytes: undefined,
-    limitBytes: 17_750,
+    // 18,292 B after the rest of the session.
+    limitBytes: 18_350,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -94,7 +100,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
       .join('\n'),
     targetBytes: 17_000,
     // 20,823 B on the one engine: the loops it replaced paid for its seams.
-    limitBytes: 20_900,
+    // 21,462 B after the rest of the session.
+    limitBytes: 21_500,
   },
 ];
 
@@ -179,15 +186,21 @@ export interface Feature {
 /** What `retry` and `computeDelay` are made of, feature by feature (BENCHMARKS.md's table). */
 export const CORE_FEATURES: readonly Feature[] = [
   {
-    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks',
+    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events',
     modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },
   { name: "option validation: retry()'s options, messages naming field and value", modules: /^src\/(core\/options|util\/check)\.ts$/ },
-  { name: 'default classification: error-shape readers, network errors, predicates', modules: /^src\/classify\// },
+  {
+    name: 'default classification: error-shape readers, the cause-chain walk, network errors, predicates',
+    modules: /^src\/(classify\/|util\/cause-chain\.ts$)/,
+  },
   { name: 'server hints: Retry-After parsing', modules: /^src\/util\/http-headers\.ts$/ },
-  { name: 'errors: RetryError, TimeoutError, the cross-copy brand', modules: /^src\/(errors|util\/brand)\.ts$/ },
+  {
+    name: 'errors: RetryError, TimeoutError, PermanentError, the cross-copy brand, root causes in messages',
+    modules: /^src\/(errors|util\/(brand|cause-text))\.ts$/,
+  },
 ];
 
 /** One feature's part of a bundle: the sum of its modules' shares. */
