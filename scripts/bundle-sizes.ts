@@ -11,6 +11,7 @@ import { build } from 'esbuild';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const TENACIOUS = join(ROOT, 'dist/index.js');
+const TENACIOUS_GOOGLE = join(ROOT, 'dist/google.js');
 
 interface Case {
   library: string;
@@ -27,11 +28,12 @@ export const run = (fn) => retry(fn, { maxAttempts: 5, backoff: { initialDelayMs
   },
   {
     library: 'tenacious: `retry` + `gcs()`',
-    code: `import { gcs, retry } from ${JSON.stringify(TENACIOUS)};
+    code: `import { retry } from ${JSON.stringify(TENACIOUS)};
+import { gcs } from ${JSON.stringify(TENACIOUS_GOOGLE)};
 export const run = (fn) => retry(fn, gcs({ operation: 'objects.get', maxAttempts: 5 }));`,
   },
   {
-    library: 'tenacious: every export',
+    library: 'tenacious: every export of the main entry',
     code: `export * from ${JSON.stringify(TENACIOUS)};`,
   },
   {
