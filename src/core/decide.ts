@@ -88,7 +88,8 @@ export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
   if (early !== undefined) return early;
   const { error, attempt, elapsedMs, value, progressAt, hintMs } = failed;
   if (failed.budgetAllows === false) return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
-  const backoffMs = delayFor(attempt - (progressAt?.attempts ?? 0) - 1, config, () => failed.random as number);
+  const n = attempt - (progressAt?.attempts ?? 0) - 1;
+  const backoffMs = delayFor(n, config, () => failed.random as number, `${config.where}: options.rng`);
   const hinted = hintMs !== undefined && hintMs > backoffMs;
   const delayMs = hinted ? hintMs : backoffMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a

@@ -3,8 +3,9 @@
  * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
  * `idempotent`), records the outcome with the throttle and the budget, asks the budget and the
  * rng when another attempt is possible, reads the server's hint, and hands the facts to
- * decide(): user code runs here, once each, never in decide(). User code may abort the caller's signal, which settles the call: `settled` says so,
- * and then nothing more is asked or recorded.
+ * decide(): user code runs here, once each, never in decide(). User code may abort the
+ * caller's signal, which settles the call: `settled` says so, and then nothing more is asked or
+ * recorded.
  */
 import { TimeoutError } from '../errors.js';
 import type { AttemptContext } from '../types.js';

@@ -148,7 +148,7 @@ describe('decide', () => {
   });
 
   it('refuses an rng draw outside [0, 1], naming rng (the loop settles the call with it)', () => {
-    expect(() => decide(failure({ random: 2 }), config())).toThrow(/rng must return a number in \[0, 1\], got 2/);
+    expect(() => decide(failure({ random: 2 }), config())).toThrow(/^retry: options\.rng must return a number in \[0, 1\], got 2$/);
   });
 });
 

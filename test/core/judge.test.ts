@@ -72,7 +72,7 @@ describe('judge', () => {
       },
     };
     expect(() => judged({ budget })).toThrow('budget broke');
-    expect(() => judged({ rng: () => 2 })).toThrow(/rng must return a number in \[0, 1\], got 2/);
+    expect(() => judged({ rng: () => 2 })).toThrow(/^retry: options\.rng must return a number in \[0, 1\], got 2$/);
   });
 
   it('stops asking once user code settled the call (it aborted the caller signal)', () => {
