@@ -63,13 +63,16 @@ export function presetRules(own: FieldRules): FieldRules {
   return { ...RETRY_RULES, maxDelayMs: MAX_DELAY, ...own };
 }
 
+/** Every RetryOptions field but backoff, which merges field by field. */
+const OVERRIDABLE = /* @__PURE__ */ Object.keys(RETRY_RULES).filter((key) => key !== 'backoff');
+
 /**
- * Builds a preset from `fields`, the options `where` read with {@link presetRules} (every
- * field present, undefined where not given): `base` (one of the preset's shared, validated
- * objects) overridden field by field, with `maxDelayMs` as a shorthand for
- * `backoff.maxDelayMs`. With nothing to override, `base` itself is returned. Otherwise the
- * result is frozen, backoff and jitter included, and validated by retry()'s own validator under
- * `where` and `path` (what `where` calls its options), which remembers it for retry().
+ * Builds a preset from `fields`, the options `where` read with {@link presetRules} (a field
+ * not given reads as undefined): `base` (one of the preset's shared, validated objects)
+ * overridden field by field, with `maxDelayMs` as a shorthand for `backoff.maxDelayMs`. With
+ * nothing to override, `base` itself is returned. Otherwise the result is frozen, backoff and
+ * jitter included, and validated by retry()'s own validator under `where` and `path` (what
+ * `where` calls its options), which remembers it for retry().
  */
 export function buildPreset(
   where: string,
@@ -78,8 +81,7 @@ export function buildPreset(
   path = 'options',
 ): PresetRetryOptions {
   const { maxDelayMs, backoff } = fields;
-  // Every RetryOptions field but backoff, which merges field by field.
-  const overrides = Object.keys(RETRY_RULES).filter((key) => key !== 'backoff' && fields[key] !== undefined);
+  const overrides = OVERRIDABLE.filter((key) => fields[key] !== undefined);
   if (maxDelayMs === undefined && backoff === undefined && overrides.length === 0) return base;
   const merged: Record<string, unknown> = { ...base };
   for (const key of overrides) merged[key] = fields[key];

@@ -38,6 +38,10 @@ function tagOf(value: unknown): string {
  * caller's intent into "all defaults".
  */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  // The common case first, without building a tag string: a literal's prototype, no own tag.
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    return !Object.hasOwn(value, Symbol.toStringTag);
+  }
   return tagOf(value) === 'Object';
 }
 
@@ -108,9 +112,11 @@ export type FieldRules = Readonly<Record<string, FieldRule>>;
  * Throws unless `value` is a plain object: `<subject> must be an object` for a primitive or
  * null, `must be a plain object` for an array, a Map, a Date… (see {@link isPlainObject}).
  */
-export function checkPlainObject(subject: string, value: unknown): asserts value is Record<string, unknown> {
-  if (!isPlainObject(value))
-    throw mustError(subject, typeof value === 'object' && value !== null ? 'be a plain object' : 'be an object', value);
+export function checkPlainObject(subject: string, value: unknown, path?: string): asserts value is Record<string, unknown> {
+  if (isPlainObject(value)) return;
+  // The subject is `where` and `path` joined only here: a call with good options builds no string.
+  const named = path === undefined ? subject : `${subject}: ${path}`;
+  throw mustError(named, typeof value === 'object' && value !== null ? 'be a plain object' : 'be an object', value);
 }
 
 /**
@@ -132,7 +138,7 @@ export function checkOptions(
   into?: Record<string, unknown>,
   path = 'options',
 ): asserts options is object {
-  checkPlainObject(`${where}: ${path}`, options);
+  checkPlainObject(where, options, path);
   for (const key in options) {
     if (!Object.hasOwn(options, key)) continue;
     if (!Object.hasOwn(rules, key)) throw unknownOption(where, key, rules, path);
@@ -160,10 +166,10 @@ export function checkField(where: string, path: string, key: string, rules: Fiel
  * const { size = 1 } = readChecked('createThing', options, RULES) as ThingOptions;
  */
 export function readChecked(where: string, options: unknown, rules: FieldRules, path = 'options'): Record<string, unknown> {
-  checkOptions(where, options, rules, undefined, path);
+  // Only the caller's own fields are copied (an inherited value does not count); a field not
+  // given reads as undefined from the prototype-less copy.
   const values: Record<string, unknown> = Object.create(null);
-  // An inherited value does not count.
-  for (const key of Object.keys(rules)) values[key] = Object.hasOwn(options, key) ? (options as Record<string, unknown>)[key] : undefined;
+  checkOptions(where, options, rules, values, path);
   return values;
 }
 
