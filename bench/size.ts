@@ -58,7 +58,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 8,400 for the rest of issue 22's first session (7,819 → 8,359 B): root causes in give-up
     // messages and permanent() (~210 B), the one event stream (onEvent, ~220 B), decide() made
     // pure (~110 B), withRetry's calls without a closure; the one options reader took ~100 B back.
-    limitBytes: 8400,
+    // 8,383 B with option reading made fast again (a plain object known by its prototype).
+    limitBytes: 8450,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -70,7 +71,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // and hedge() (about 2 kB with its hedger and latency window). 11,724 B with the one
     // engine's seams (see the first budget) and hedging as a mode of an attempt.
     // 12,380 B after the rest of the session (see the first budget).
-    limitBytes: 12_450,
+    limitBytes: 12_500,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -80,7 +81,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/fetch';`,
     targetBytes: undefined,
     // 13,097 B with retryFetch in named stages, the event stream and root causes in errors.
-    limitBytes: 13_150,
+    limitBytes: 13_200,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -89,7 +90,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/google';`,
     targetBytes: undefined,
     // 18,292 B after the rest of the session.
-    limitBytes: 18_350,
+    limitBytes: 18_400,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -100,8 +101,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
       .join('\n'),
     targetBytes: 17_000,
     // 20,823 B on the one engine: the loops it replaced paid for its seams.
-    // 21,462 B after the rest of the session.
-    limitBytes: 21_500,
+    // 21,462 B after the rest of the session; 21,501 B with option reading made fast again.
+    limitBytes: 21_600,
   },
 ];
 
