@@ -34,7 +34,7 @@ import { resumeDriver, resumeMode } from './resume-driver.js';
  * - **Resends** only what is safe: GET, HEAD, OPTIONS, PUT, DELETE, TRACE, or any request with
  *   an `Idempotency-Key` header. `options.idempotent` (which a preset such as `gcs()` sets),
  *   when given, replaces that rule. Any request, even a POST, is resent when the failure proves
- *   it never left the client ({@link notSent}: connection refused, DNS failure, connect timeout).
+ *   it never left the client (`notSent` (from `tenacious`): connection refused, DNS failure, connect timeout).
  * - **Waits** at least as long as a `Retry-After` (seconds or HTTP-date) asks; a response whose
  *   hint ends past the deadline, or exceeds `maxRetryAfterMs`, is returned at once.
  * - **Replays** string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` and `FormData`
