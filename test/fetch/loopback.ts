@@ -96,14 +96,8 @@ export function bigReply(status: number): Reply {
 /** No answer at all; the connection stays open until the client gives up. */
 export const hang: Reply = () => {};
 
-/** A port on 127.0.0.1 that nothing listens on. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+/** A port on 127.0.0.1 that nothing listens on: the suites' one helper. */
+export { closedPort } from '../helpers/loopback.js';
 
 /** Polls `condition` every 5 ms for up to `withinMs` (real time); fails with `what` otherwise. */
 export async function eventually(condition: () => boolean, what: string, withinMs = 2000): Promise<void> {
