@@ -1,0 +1,110 @@
+// Re-tests the mutants that survived in the committed incremental report, one source file at a
+// time, without a Stryker run: each surviving mutant's replacement is written into the file, the
+// test files that covered it run under vitest, and the file is put back. A quick loop for killing
+// survivors; `npm run test:mutation` stays the measure (docs/reliability.md).
+//
+//   node --import tsx scripts/try-mutants.ts src/fleet/hedger.ts [more files] [-- extra test files]
+//
+// A mutant is found again after edits by the text of its line in the reported source; one whose
+// line is gone or ambiguous is listed as "moved" and skipped. Prints each mutant as killed or
+// survived and exits 1 if any survived.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+interface Position {
+  line: number;
+  column: number;
+}
+interface Mutant {
+  id: string;
+  mutatorName: string;
+  replacement?: string;
+  status: string;
+  coveredBy?: string[];
+  location: { start: Position; end: Position };
+}
+interface Report {
+  files: Record<string, { source: string; mutants: Mutant[] }>;
+  testFiles: Record<string, { tests: { id: string; name: string }[] }>;
+}
+
+const args = process.argv.slice(2);
+const split = args.indexOf('--');
+const sources = split < 0 ? args : args.slice(0, split);
+const extraTests = split < 0 ? [] : args.slice(split + 1);
+const report = JSON.parse(readFileSync('reports/stryker-incremental.json', 'utf8')) as Report;
+
+const fileOfTest = new Map<string, string>();
+for (const [file, { tests }] of Object.entries(report.testFiles)) for (const t of tests) fileOfTest.set(t.id, file);
+
+/** Offset of a 1-based line and column in text. */
+function offsetOf(text: string, { line, column }: Position): number {
+  let offset = 0;
+  for (let l = 1; l < line; l++) offset = text.indexOf('\n', offset) + 1;
+  return offset + column - 1;
+}
+
+/** The mutated text of `current`, or undefined when the mutant's line cannot be found again. */
+function mutate(reported: string, current: string, m: Mutant): string | undefined {
+  const start = offsetOf(reported, m.location.start);
+  const end = offsetOf(reported, m.location.end);
+  const lineStart = reported.lastIndexOf('\n', start - 1) + 1;
+  const lineEndAt = reported.indexOf('\n', end);
+  const context = reported.slice(lineStart, lineEndAt < 0 ? undefined : lineEndAt);
+  const at = current.indexOf(context);
+  if (at < 0 || current.indexOf(context, at + 1) >= 0) return undefined;
+  const from = at + (start - lineStart);
+  return current.slice(0, from) + (m.replacement ?? '') + current.slice(from + (end - start));
+}
+
+/** Whether a `// Stryker disable next-line` comment right above the mutated line names the mutator. */
+function disabled(original: string, mutated: string, mutator: string): boolean {
+  let at = 0;
+  while (at < original.length && original[at] === mutated[at]) at++;
+  const lineStart = original.lastIndexOf('\n', at - 1);
+  const previous = original.slice(original.lastIndexOf('\n', lineStart - 1) + 1, lineStart);
+  const match = /Stryker disable next-line ([\w,]+)/.exec(previous);
+  return match !== null && match[1].split(',').some((name) => name === mutator || name === 'all');
+}
+
+let survivors = 0;
+for (const source of sources) {
+  const entry = report.files[source];
+  if (!entry) throw new Error(`no mutants of ${source} in the report`);
+  const original = readFileSync(source, 'utf8');
+  try {
+    for (const m of entry.mutants) {
+      if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
+      const label = `${source}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} -> ${JSON.stringify(m.replacement)}`;
+      const mutated = mutate(entry.source, original, m);
+      if (mutated === undefined) {
+        console.log(`moved     ${label}`);
+        continue;
+      }
+      if (disabled(original, mutated, m.mutatorName)) {
+        console.log(`disabled  ${label}`);
+        continue;
+      }
+      const tests = [...new Set([...(m.coveredBy ?? []).map((id) => fileOfTest.get(id) ?? ''), ...extraTests])].filter(Boolean);
+      if (tests.length === 0) {
+        console.log(`no tests  ${label}`);
+        survivors++;
+        continue;
+      }
+      writeFileSync(source, mutated);
+      let killed = false;
+      try {
+        execFileSync('npx', ['vitest', 'run', '--reporter=dot', ...tests], { stdio: 'ignore' });
+      } catch {
+        killed = true;
+      }
+      writeFileSync(source, original);
+      if (!killed) survivors++;
+      console.log(`${killed ? 'killed   ' : 'SURVIVED '} ${label}`);
+    }
+  } finally {
+    writeFileSync(source, original);
+  }
+}
+console.log(`${survivors} survived`);
+process.exit(survivors > 0 ? 1 : 0);
