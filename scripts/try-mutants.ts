@@ -64,7 +64,7 @@ function disabled(original: string, mutated: string, mutator: string): boolean {
   const lineStart = original.lastIndexOf('\n', at - 1);
   const previous = original.slice(original.lastIndexOf('\n', lineStart - 1) + 1, lineStart);
   const match = /Stryker disable next-line ([\w,]+)/.exec(previous);
-  return match !== null && match[1].split(',').some((name) => name === mutator || name === 'all');
+  return (match?.[1] ?? '').split(',').some((name) => name === mutator || name === 'all');
 }
 
 let survivors = 0;
