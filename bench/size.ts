@@ -187,8 +187,8 @@ export interface Feature {
 /** What `retry` and `computeDelay` are made of, feature by feature (BENCHMARKS.md's table). */
 export const CORE_FEATURES: readonly Feature[] = [
   {
-    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events',
-    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry)\.ts$/,
+    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome',
+    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },

@@ -1,13 +1,12 @@
 /**
  * The engine: one call as a state machine (attempting → succeeded | failed, or sleeping and
  * attempting again). It holds no policy: judge.ts asks the policies and decide.ts answers.
- * docs/architecture.md draws it, with its modes and runs. An attempt is plain (`fn` called
- * once) or made by a mode (hedged copies); a call is one run of attempts, or more: progress
- * (`ctx.progress()`) starts a new run within the attempt, and `reopen` a further run of a
- * succeeded call (a download whose body broke). Limits count from the current run's start;
- * attempt numbers, hooks and errors are the call's. The common case, a first attempt that
- * succeeds, costs the run, its context, two small bound reactions, one clock read and one
- * microtask. No entry point from outside throws, whatever user code does under it.
+ * docs/architecture.md draws it. An attempt is plain (`fn` called once) or made by a mode
+ * (hedged copies); progress (`ctx.progress()`) starts a new run within the attempt, `reopen` a
+ * further run of a succeeded call (a download whose body broke). Limits count from the current
+ * run's start; attempt numbers, hooks and errors are the call's. A first attempt that succeeds
+ * costs the run, its context, two bound reactions, one clock read and one microtask. No entry
+ * point from outside throws, whatever user code does under it.
  */
 import { RetryError, TimeoutError, isPermanent } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
@@ -19,6 +18,7 @@ import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
 import { emit, reportGiveUp, reportRetry, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
+import { Refused, deadlineError, lastError } from './outcome.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 
 /** What an attempt runs: the caller's `fn`. */
@@ -32,9 +32,8 @@ export class Run<T> implements Timed, AbortWatcher {
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the steadyNow() clock
   #controller: AbortController | undefined = undefined;
-  // The last failed attempt's error (or rejected value) while running; once settled, the outcome.
+  // The last failed attempt's error or Refused value (outcome.ts) while running; once settled, the outcome.
   #last: unknown = undefined;
-  #lastValue: unknown = undefined;
   #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
   #reject: ((error: unknown) => void) | undefined = undefined;
   #config: RetryConfig;
@@ -55,6 +54,7 @@ export class Run<T> implements Timed, AbortWatcher {
     return this.#config.unref;
   }
   #settled(): boolean {
+    // Stryker disable next-line EqualityOperator: once succeeded, nothing asks: the signal is unwatched, the timer unqueued, late outcomes not current
     return this.#phase >= SUCCEEDED; // succeeded and failed are final, for a run
   }
 
@@ -97,7 +97,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#phase === FAILED) return reject(this.#last);
     this.#resolve = resolve;
     this.#reject = reject;
-    if (this.#phase === ATTEMPTING && this.slot === NOT_QUEUED) this.#queueStop(this.#runStart());
+    if (this.slot === NOT_QUEUED) this.#queueStop(this.#runStart()); // not sleeping: attempt 1 runs
   }
 
   /**
@@ -135,6 +135,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
     const ctx = this.#contextAt(t);
+    // Stryker disable next-line ConditionalExpression: emit() checks onEvent too; this spares making the event
     if (config.onEvent !== undefined) emit(config, { type: 'attempt', attempt, elapsedMs: ctx.elapsedMs });
     // A later attempt starts from a timer: its limit is queued before fn can settle it.
     if (attempt > 1) this.#queueStop(t);
@@ -163,7 +164,7 @@ export class Run<T> implements Timed, AbortWatcher {
   attemptResolved(ctx: Context, value: T): void {
     if (!this.#isCurrent(ctx)) return;
     if (this.#config.retryOnResult === undefined) this.#succeed(value);
-    else this.#judge(undefined, ctx, steadyNow(), { value });
+    else this.#judge(undefined, ctx, steadyNow(), new Refused(value));
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
@@ -177,6 +178,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#runs().begin(t, this.#attempt - 1);
     emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
     // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
+    // Stryker disable next-line ConditionalExpression: queued here instead, it is the same limit
     if (this.slot === NOT_QUEUED) return;
     unschedule(this);
     this.#queueStop(t);
@@ -193,7 +195,7 @@ export class Run<T> implements Timed, AbortWatcher {
   onDue(t: number): void {
     try {
       if (this.#phase === SLEEPING) this.#sleepEnded(t);
-      else if (this.#phase === ATTEMPTING) this.#attemptOverran(t);
+      else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
     } catch (error) {
       this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
@@ -203,7 +205,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #sleepEnded(t: number): void {
     if (t - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
-      return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, this.#last, this.#lastValue), 'deadline', elapsedMs);
+      return this.#fail(deadlineError(this.#attempt, elapsedMs, this.#last), 'deadline', elapsedMs);
     }
     this.#runAttempt(t);
   }
@@ -211,7 +213,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #attemptOverran(t: number): void {
     const atDeadline = this.dueAt === this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
-    const timeout = overrun(this.#attempt, atDeadline, this.#config, this.#last);
+    const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last));
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
@@ -219,34 +221,31 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#judge(timeout, this.#contextAt(t), t);
   }
 
-  /** Called when the caller's signal aborts. The attempt it cut short is recorded nowhere. */
+  /** Called when the caller's signal aborts; only an unsettled call is watched. The attempt it cut short is recorded nowhere. */
   onCallerAbort(reason: unknown): void {
-    if (this.#settled()) return;
     this.#controller?.abort(reason);
     this.#fail(reason, 'aborted');
   }
 
   /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
-  #judge(error: unknown, ctx: AttemptContext, t: number, returned?: { value: unknown }): void {
+  #judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
     unschedule(this);
-    this.#last = error;
-    this.#lastValue = returned?.value;
+    this.#last = returned ?? error;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
     const runs = this.#more;
-    const outcome = { error, returned, known: returned === undefined ? runs?.host?.known(error) : undefined, attempt: this.#attempt };
+    const outcome = { error, returned, known: runs?.host?.known(error), attempt: this.#attempt };
     let judgement: Judgement;
     try {
       judgement = judge(config, ctx, { ...outcome, elapsedMs, progressAt: runs?.progressAt(this.#startedAt) }, () => this.#settled());
     } catch (policyError) {
       return this.#fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
     }
-    if (judgement.action === 'settled') return;
     if (judgement.action === 'accept') return this.#succeed(returned?.value as T);
     if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
-    if (this.#settled()) return; // the policies aborted the caller's signal
-    const { delayMs } = judgement;
-    reportRetry(config, { attempt: this.#attempt, error, value: this.#lastValue, delayMs, elapsedMs }, judgement.source);
+    if (this.#settled()) return; // the policies aborted the caller's signal (judge may have said `settled`)
+    const { delayMs, source } = judgement as Extract<Judgement, { action: 'wait' }>;
+    reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
     if (this.#settled()) return;
     this.#phase = SLEEPING;
     schedule(this, t + delayMs);
@@ -276,9 +275,10 @@ export class Run<T> implements Timed, AbortWatcher {
   #settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
     this.#phase = phase;
     this.#last = outcome;
-    this.#lastValue = undefined;
-    if (this.slot !== NOT_QUEUED) unschedule(this); // most calls never queued anything
+    // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one
+    if (this.slot !== NOT_QUEUED) unschedule(this);
     const { signal } = this.#config;
+    // Stryker disable next-line ConditionalExpression: unwatchAbort(undefined) throws into the catch below, to the same end
     if (signal === undefined) return;
     try {
       unwatchAbort(signal, this);
@@ -287,10 +287,9 @@ export class Run<T> implements Timed, AbortWatcher {
     }
   }
 
-  /** The signal of attempt `attempt`, created on first use. */
+  /** The signal of attempt `attempt`, created on first use; asked after the attempt ended, an aborted one. */
   signalFor(attempt: number): AbortSignal {
     if (attempt !== this.#attempt || this.#phase !== ATTEMPTING) {
-      // Asked after the attempt ended: it is over, so its signal is aborted.
       return AbortSignal.abort(new TimeoutError(`attempt ${attempt} has ended`));
     }
     this.#controller ??= new AbortController();

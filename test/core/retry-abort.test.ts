@@ -244,3 +244,70 @@ describe('listener hygiene', () => {
     expect(listeners.size).toBe(0);
   });
 });
+
+describe('an abort raised by a listener on the attempt signal', () => {
+  it('when the attempt times out: the call rejects with that reason, and the predicates are asked nothing', async () => {
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    const retryable = vi.fn(() => true);
+    const onRetry = vi.fn();
+    let calls = 0;
+    const p = track(
+      retry(
+        (ctx) => {
+          calls++;
+          ctx.signal.addEventListener('abort', () => controller.abort(reason));
+          return hang();
+        },
+        { signal: controller.signal, attemptTimeoutMs: 100, backoff: constant(10), retryable, onRetry },
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(p.error).toBe(reason);
+    expect(calls).toBe(1);
+    expect(retryable).not.toHaveBeenCalled();
+    expect(onRetry).not.toHaveBeenCalled();
+  });
+});
+
+describe('an abort raised by a predicate', () => {
+  for (const which of ['retryable', 'idempotent'] as const) {
+    it(`${which}: onRetry is not told, no sleep is queued, and the call rejects with the reason`, async () => {
+      const controller = new AbortController();
+      const reason = new Error('stop');
+      const onRetry = vi.fn();
+      const abort = () => {
+        controller.abort(reason);
+        return true;
+      };
+      const p = track(
+        retry(() => Promise.reject(httpError(503)), { signal: controller.signal, backoff: constant(100), onRetry, [which]: abort }),
+      );
+      await clock.tickAsync(0);
+      expect(p.error).toBe(reason);
+      expect(onRetry).not.toHaveBeenCalled();
+      expect(clock.countTimers()).toBe(0);
+    });
+  }
+});
+
+describe('an idempotent predicate that aborts and answers false', () => {
+  it('the call gives up once, for the abort: onGiveUp is told "aborted" and nothing else', async () => {
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    const reasons: string[] = [];
+    const p = track(
+      retry(() => Promise.reject(httpError(503)), {
+        signal: controller.signal,
+        idempotent: () => {
+          controller.abort(reason);
+          return false;
+        },
+        onGiveUp: (event) => void reasons.push(event.reason),
+      }),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toBe(reason);
+    expect(reasons).toEqual(['aborted']);
+  });
+});

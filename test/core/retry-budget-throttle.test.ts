@@ -153,3 +153,28 @@ describe('a budget or throttle that throws fails that call with its error, and n
     }
   });
 });
+
+describe('a success that the budget or throttle fails to record', () => {
+  it('tells onGiveUp the reason "not-retryable" with that error, and onSuccess nothing', async () => {
+    const broken = new Error('metrics sink down');
+    const budget = {
+      record: (success: boolean) => {
+        if (success) throw broken;
+      },
+      canRetry: () => true,
+    };
+    const reasons: Array<[GiveUpReason, unknown]> = [];
+    let successes = 0;
+    const p = track(
+      retry(async () => 'ok', {
+        budget,
+        onGiveUp: ({ reason, error }) => void reasons.push([reason, error]),
+        onSuccess: () => void successes++,
+      }),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toBe(broken);
+    expect(reasons).toEqual([['not-retryable', broken]]);
+    expect(successes).toBe(0);
+  });
+});

@@ -260,3 +260,20 @@ describe('timers', () => {
     expect(results.every((r) => r.value === 'ok')).toBe(true);
   });
 });
+
+describe('onGiveUp at the deadline', () => {
+  it('a sleep whose timer fires at or past the deadline tells onGiveUp the reason "deadline", once', async () => {
+    const events: GiveUpEvent[] = [];
+    const p = track(
+      retry(() => Promise.reject(httpError(503)), {
+        backoff: constant(500),
+        deadlineMs: 1000,
+        onGiveUp: (event) => void events.push(event),
+      }),
+    );
+    await clock.tickAsync(0);
+    clock.jump(1000);
+    await clock.tickAsync(0);
+    expect(events).toEqual([{ reason: 'deadline', error: p.error, attempts: 1, elapsedMs: 1000 }]);
+  });
+});

@@ -147,3 +147,22 @@ describe('what fn returns', () => {
     }
   });
 });
+
+describe('fn that throws synchronously', () => {
+  it('is a failed attempt: the call sleeps its backoff, then tries again', async () => {
+    const times: number[] = [];
+    const p = track(
+      retry(
+        () => {
+          times.push(Date.now());
+          if (times.length === 1) throw httpError(503);
+          return 'second';
+        },
+        { backoff: constant(100), deadlineMs: 10_000 },
+      ),
+    );
+    await clock.tickAsync(100);
+    expect(p).toMatchObject({ state: 'resolved', value: 'second' });
+    expect(times).toEqual([0, 100]);
+  });
+});
