@@ -70,5 +70,5 @@ function idempotentFor(
  * one request, always. (The engine asks the idempotency rule before the first copy.)
  */
 function hedgeFor(method: string, { hedge, maxAttempts }: FetchPolicyOptions): AttemptMode | undefined {
-  return hedge !== undefined && (method === 'GET' || method === 'HEAD') && maxAttempts !== 1 ? hedge : undefined;
+  return (method === 'GET' || method === 'HEAD') && maxAttempts !== 1 ? hedge : undefined;
 }

@@ -94,10 +94,10 @@ export function discarded(response: Response, reason: unknown): unknown {
  */
 export function cancelBody(response: Response): void {
   try {
-    const body = response.body;
-    if (body !== null && !body.locked) body.cancel().catch(ignore);
+    // A locked body's cancel rejects (its reader frees it), and a null body throws here.
+    (response.body as ReadableStream).cancel().catch(ignore);
   } catch {
-    // A fetch double whose Response lacks a body stream: nothing to free.
+    // No body, or a fetch double whose Response lacks a body stream: nothing to free.
   }
 }
 

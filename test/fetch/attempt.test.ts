@@ -248,3 +248,51 @@ describe('the fill and status steps', () => {
     expect(await error.response.text()).toBe('busy');
   });
 });
+
+describe('the fill step: what a buffer is given, and an abort while filling', () => {
+  it('with a buffer, keeps an error status out of it, so the next attempt asks for the whole body again', async () => {
+    const { fn, calls } = recordingFetch([
+      () => new Response('busy', { status: 503, headers: { etag: '"v1"', 'content-length': '4' } }),
+      () => new Response('whole', { headers: { etag: '"v1"' } }),
+    ]);
+    const send: Send = sender('http://x.test/', undefined, planRequest('http://x.test/', undefined), fn);
+    const attempt = attemptOf(send, 'GET', recordingHeld().held, { buffer: bodyBuffer(), readWhole: true });
+    expect(((await rejection(attempt(contextOf()))) as HttpStatusError).status).toBe(503);
+    expect(await (await attempt(contextOf())).text()).toBe('whole');
+    expect(calls.map((c) => c.init.headers)).toEqual([undefined, undefined]);
+  });
+
+  /** A send that answers with `response` whatever the attempt's signal says (a fetch that ignores it). */
+  const sendOf =
+    (response: Response): Send =>
+    async () =>
+      response;
+
+  it('with a buffer, fails with the abort’s reason when the attempt was abandoned while the buffer filled', async () => {
+    const controller = new AbortController();
+    const reason = new Error('attempt timed out');
+    const buffer = {
+      next: () => undefined,
+      fill: async (res: Response) => {
+        controller.abort(reason);
+        return res;
+      },
+    };
+    const attempt = attemptOf(sendOf(new Response('whole')), 'GET', recordingHeld().held, { buffer, readWhole: true });
+    expect(await rejection(attempt(contextOf(controller.signal)))).toBe(reason);
+  });
+
+  it('with readWhole, fails with the abort’s reason when the attempt was abandoned while the body was read', async () => {
+    const controller = new AbortController();
+    const reason = new Error('attempt timed out');
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (c) => {
+        c.enqueue(new Uint8Array(3));
+        controller.abort(reason);
+        c.close();
+      },
+    });
+    const attempt = attemptOf(sendOf(new Response(stream)), 'GET', recordingHeld().held, { buffer: undefined, readWhole: true });
+    expect(await rejection(attempt(contextOf(controller.signal)))).toBe(reason);
+  });
+});

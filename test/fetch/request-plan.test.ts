@@ -27,6 +27,16 @@ describe('the request plan', () => {
     expect(planRequest('http://x.test/', undefined)).toMatchObject({ sentMethod: 'GET', method: 'GET', request: undefined });
   });
 
+  it('takes an init of null as none, as fetch does', () => {
+    expect(planRequest('http://x.test/', null as unknown as RequestInit)).toMatchObject({
+      sentMethod: 'GET',
+      method: 'GET',
+      idempotent: true,
+      replayable: true,
+      callerSignal: undefined,
+    });
+  });
+
   it.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])('takes %s as safe to resend by its method', (method) => {
     expect(planRequest('http://x.test/', { method }).idempotent).toBe(true);
   });

@@ -130,6 +130,20 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(collected).toBeGreaterThanOrEqual(190);
   });
 
+  it('lets go of a long-lived signal once every response it guarded is garbage', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const shared = new AbortController();
+    const answer = (async () => new Response('body')) as typeof fetch;
+    for (let i = 0; i < 20; i++) await retryFetch('http://x.test/', { signal: shared.signal }, { fetch: answer });
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+    for (let round = 0; round < 20 && getEventListeners(shared.signal, 'abort').length > 0; round++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+  });
+
   it("takes a Request's own signal as the caller's", async () => {
     const server = await scriptedServer([hang]);
     const controller = new AbortController();

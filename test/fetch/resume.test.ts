@@ -1,11 +1,13 @@
 // Download resume in retryFetch. The byte tests run on real loopback sockets against a server
 // that behaves like Google's storage testbench (test/fetch/testbench.ts), with 1 ms backoff;
 // the timing tests run in virtual time with an injected fetch whose bodies break on cue.
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpStatusError, ResumeError, RetryError, type RetryEvent } from '../../src/index.js';
 import { type RetryFetchOptions, retryFetch } from '../../src/fetch/index.js';
 import { gcs } from '../../src/google/index.js';
-import { crc32c } from '../../src/transfer/crc32c.js';
+import { bodyBuffer } from '../../src/fetch/resume.js';
+import { googHash } from '../transfer/crc32c-reference.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
@@ -497,6 +499,110 @@ describe('retryFetch resume in virtual time', () => {
     expect(calls.map((h) => h.get('range'))).toEqual([null, 'bytes=10-']);
   });
 
+  it('continues a part that ended at its Content-Range short of the whole at once: no failure, no backoff', async () => {
+    const requests: Array<{ at: number; range: string | null }> = [];
+    const fn: typeof fetch = async (_input, init) => {
+      const range = new Headers(init?.headers).get('range');
+      requests.push({ at: Date.now(), range });
+      if (range === null) return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' });
+      if (range === 'bytes=10-') return breaking(5, undefined, { etag: '"v1"', 'content-range': 'bytes 10-14/20' }, 206);
+      return breaking(5, undefined, { etag: '"v1"', 'content-range': 'bytes 15-19/20' }, 206);
+    };
+    const retries: RetryEvent[] = [];
+    const res = await retryFetch('http://x.test/', undefined, {
+      fetch: fn,
+      backoff: { initialDelayMs: 500, multiplier: 2, maxDelayMs: 10_000, jitter: 'none' },
+      onRetry: (e) => retries.push(e),
+    });
+    const text = track(res.text());
+    await clock.runAllAsync();
+    expect(text.value).toBe('a'.repeat(20));
+    expect(requests).toEqual([
+      { at: 0, range: null },
+      { at: 500, range: 'bytes=10-' },
+      { at: 500, range: 'bytes=15-' },
+    ]);
+    expect(retries).toHaveLength(1);
+  });
+
+  it('keeps the status line and headers of the first response on the resuming one', async () => {
+    const fn: typeof fetch = async () =>
+      new Response(new Uint8Array(20), {
+        status: 200,
+        statusText: 'Fine',
+        headers: { etag: '"v1"', 'content-type': 'application/x-test' },
+      });
+    const res = await retryFetch('http://x.test/', undefined, { fetch: fn });
+    expect(res.status).toBe(200);
+    expect(res.statusText).toBe('Fine');
+    expect(res.headers.get('content-type')).toBe('application/x-test');
+    expect(res.headers.get('etag')).toBe('"v1"');
+    expect((await res.arrayBuffer()).byteLength).toBe(20);
+  });
+
+  it('reads nothing of the body before the caller does: what was received is what was handed over', async () => {
+    let pulls = 0;
+    const fn: typeof fetch = async () => {
+      const body = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            pulls++;
+            controller.enqueue(new Uint8Array(10));
+            if (pulls === 2) controller.close();
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      return new Response(body, { headers: { etag: '"v1"', 'content-length': '20' } });
+    };
+    const res = await retryFetch('http://x.test/', undefined, { fetch: fn });
+    await clock.tickAsync(10);
+    expect(pulls).toBe(0);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.byteLength).toBe(10);
+    expect(pulls).toBe(1);
+  });
+
+  it('does not resume a success other than 200, nor a response without a body', async () => {
+    let calls = 0;
+    const fn: typeof fetch = async (input) => {
+      calls++;
+      // A fetch double's 200 without a body, such as fetch gives only for HEAD.
+      if (String(input).endsWith('/empty')) return new Response(null, { headers: { etag: '"v1"' } });
+      return breaking(10, new TypeError('terminated'), { etag: '"v1"', 'content-length': '20' }, 203);
+    };
+    const other = await retryFetch('http://x.test/', undefined, { fetch: fn });
+    const read = track(other.arrayBuffer());
+    await clock.runAllAsync();
+    expect((read.error as Error).message).toBe('terminated');
+    expect(calls).toBe(1);
+    const empty = await retryFetch('http://x.test/empty', undefined, { fetch: fn });
+    expect(empty.body).toBeNull();
+    expect(empty.headers.get('etag')).toBe('"v1"');
+  });
+
+  it("fails an unpinned body with the caller's reason when the caller aborts it, not with a resume refusal", async () => {
+    const fn: typeof fetch = async (_input, init) => {
+      const signal = init?.signal as AbortSignal;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(10));
+          signal.addEventListener('abort', () => controller.error(signal.reason));
+        },
+      });
+      return new Response(body, { headers: { 'content-length': '20' } });
+    };
+    const controller = new AbortController();
+    const res = await retryFetch('http://x.test/', { signal: controller.signal }, { fetch: fn });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    expect((await reader.read()).value?.byteLength).toBe(10);
+    const rest = track(reader.read());
+    const reason = new Error('enough');
+    controller.abort(reason);
+    await clock.runAllAsync();
+    expect(rest.error).toBe(reason);
+  });
+
   it('a break with no progress since the call began keeps its deadline: RetryError "deadline", no request sent', async () => {
     const { fn, calls } = slowBreak(0);
     const res = await retryFetch('http://x.test/', undefined, { fetch: fn, deadlineMs: 1000 });
@@ -748,12 +854,6 @@ describe('the integrity rule: the bytes of one version of the object, exactly, o
     expect(await res.text()).toBe('c'.repeat(20));
   });
 
-  /** x-goog-hash of `data`, as Cloud Storage writes it. */
-  const googHash = (data: Uint8Array): string => {
-    const crc = crc32c(data);
-    return `crc32c=${Buffer.from([crc >>> 24, (crc >>> 16) & 0xff, (crc >>> 8) & 0xff, crc & 0xff]).toString('base64')}`;
-  };
-
   it.each([false, true])(
     "checks a resumed Cloud Storage download against x-goog-hash's CRC32C (item 5), bufferBody %s",
     async (bufferBody) => {
@@ -781,5 +881,94 @@ describe('the integrity rule: the bytes of one version of the object, exactly, o
     ]);
     const res = await retryFetch('http://x.test/o', undefined, { ...quick, fetch: fn });
     expect(await res.text()).toBe('a'.repeat(10) + 'b'.repeat(10));
+  });
+});
+
+describe('bodyBuffer: only the latest fill writes, and a fill leaves nothing behind', () => {
+  /** A body whose chunks the test sends: `send(text)`, `end()`. */
+  function controlled() {
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        controller = c;
+      },
+    });
+    return {
+      stream,
+      send: (text: string) => controller.enqueue(new TextEncoder().encode(text)),
+      end: () => controller.close(),
+    };
+  }
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it("fails with the attempt's reason when its signal aborts mid-body", async () => {
+    const body = controlled();
+    const attempt = new AbortController();
+    const filling = rejection(
+      bodyBuffer().fill(new Response(body.stream, { headers: { etag: '"v1"', 'content-length': '20' } }), 'GET', attempt.signal),
+    );
+    body.send('a'.repeat(10));
+    await settle();
+    const reason = new Error('attempt timed out');
+    attempt.abort(reason);
+    expect(await filling).toBe(reason);
+  });
+
+  it("keeps a superseded fill's late bytes out of the buffer, even while its signal has not aborted", async () => {
+    const buffer = bodyBuffer();
+    const first = controlled();
+    const stale = rejection(
+      buffer.fill(new Response(first.stream, { headers: { etag: '"v1"', 'content-length': '20' } }), 'GET', new AbortController().signal),
+    );
+    first.send('a'.repeat(10));
+    await settle();
+    expect(buffer.next()?.headers.range).toBe('bytes=10-');
+    const rest = controlled();
+    const filling = buffer.fill(
+      new Response(rest.stream, { status: 206, headers: { etag: '"v1"', 'content-range': 'bytes 10-19/20' } }),
+      'GET',
+      new AbortController().signal,
+    );
+    first.send('xxxxx');
+    await settle();
+    rest.send('b'.repeat(10));
+    rest.end();
+    expect(await (await filling)?.text()).toBe(`${'a'.repeat(10)}${'b'.repeat(10)}`);
+    await stale;
+  });
+
+  it("does not let a superseded fill's failure start over the newer fill of an unpinned body", async () => {
+    const buffer = bodyBuffer();
+    const first = controlled();
+    const stale = rejection(
+      buffer.fill(new Response(first.stream, { headers: { 'content-length': '20' } }), 'GET', new AbortController().signal),
+    );
+    first.send('a'.repeat(10));
+    await settle();
+    // Unpinned: the next answer is the whole body again, from byte 0.
+    const again = controlled();
+    const filling = buffer.fill(new Response(again.stream, { headers: { 'content-length': '20' } }), 'GET', new AbortController().signal);
+    again.send('b'.repeat(10));
+    await settle();
+    first.send('xxxxx');
+    await stale;
+    again.send('c'.repeat(10));
+    again.end();
+    expect(await (await filling)?.text()).toBe(`${'b'.repeat(10)}${'c'.repeat(10)}`);
+  });
+
+  it("leaves no listener on the attempt's signal once the fill is done, whether it succeeded or failed", async () => {
+    const done = new AbortController();
+    await bodyBuffer().fill(new Response('whole', { headers: { etag: '"v1"' } }), 'GET', done.signal);
+    expect(getEventListeners(done.signal, 'abort')).toHaveLength(0);
+    const failed = new AbortController();
+    const short = controlled();
+    const filling = rejection(
+      bodyBuffer().fill(new Response(short.stream, { headers: { etag: '"v1"', 'content-length': '20' } }), 'GET', failed.signal),
+    );
+    short.send('a'.repeat(5));
+    short.end();
+    expect(((await filling) as Error).message).toBe('the body ended after 5 bytes, before the end its headers declared');
+    expect(getEventListeners(failed.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -5,18 +5,9 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc32c, parseGoogHash } from '../../src/transfer/crc32c.js';
+import { referenceCrc32c } from './crc32c-reference.js';
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
-
-/** CRC32C one bit at a time, straight from the definition: no table, nothing shared with the module. */
-function referenceCrc32c(bytes: Uint8Array): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 1 ? (crc >>> 1) ^ 0x82f63b78 : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
 
 /** How Cloud Storage writes a crc32c: base64 of the 4 big-endian bytes. */
 function googCrc32c(value: number): string {
@@ -200,6 +191,21 @@ describe('parseGoogHash', () => {
     expect(parseGoogHash(`crc32c=${helloCrc}, crc32c=${other}, md5=${helloMd5}`)).toEqual({ md5: helloMd5 });
     expect(parseGoogHash(`crc32c=${helloCrc}, crc32c=junk`)).toEqual({});
     expect(parseGoogHash(`md5=${helloMd5}, md5=${md5Base64(text('x'))}`)).toEqual({});
+  });
+
+  it('has no field at all for a hash the header lacks', () => {
+    expect(Object.keys(parseGoogHash(`md5=${helloMd5}`))).toEqual(['md5']);
+    expect(Object.keys(parseGoogHash(`crc32c=${helloCrc}`))).toEqual(['crc32c']);
+    expect(Object.keys(parseGoogHash('crc32c=junk, md5=junk'))).toEqual([]);
+  });
+
+  it('keeps the md5 beside a hash it does not know', () => {
+    expect(parseGoogHash(`md5=${helloMd5}, sha256=abc=`)).toEqual({ md5: helloMd5 });
+    expect(parseGoogHash(`sha256=abc=, md5=${helloMd5}`)).toEqual({ md5: helloMd5 });
+  });
+
+  it('skips a part without "=" even when it begins with a hash name', () => {
+    expect(parseGoogHash(`crc32c=${helloCrc}, crc32cx, md5=${helloMd5}, md5x`)).toEqual({ crc32c: 0xc99465aa, md5: helloMd5 });
   });
 
   it('never throws, whatever the server sends', () => {

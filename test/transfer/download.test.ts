@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HttpStatusError, ResumeError } from '../../src/errors.js';
 import { crc32c } from '../../src/transfer/crc32c.js';
 import { trackDownload } from '../../src/transfer/download.js';
+import { googHash } from './crc32c-reference.js';
 
 const first = (headers: Record<string, string>, length = 20) =>
   new Response(new Uint8Array(length), { headers: { 'content-length': String(length), ...headers } });
@@ -160,12 +161,6 @@ describe('trackDownload: bytes and the end', () => {
     expect(d.ended()).toBe('truncated');
   });
 
-  /** x-goog-hash of `data`, as Cloud Storage writes it. */
-  const googHash = (data: Uint8Array): string => {
-    const crc = crc32c(data);
-    return `crc32c=${btoa(String.fromCharCode(crc >>> 24, (crc >>> 16) & 0xff, (crc >>> 8) & 0xff, crc & 0xff))}`;
-  };
-
   it('checks the CRC32C of a resumed download, and only of a resumed one', () => {
     const headers = { 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(20)) };
     const whole = trackDownload(first(headers));
@@ -205,5 +200,106 @@ describe('trackDownload: bytes and the end', () => {
     };
     expect(resume('gzip')()).toBe('complete');
     expect(refusal(resume('identity')).reason).toBe('checksum');
+  });
+});
+
+describe('trackDownload: the edges of each rule', () => {
+  it('sends only the Range when nothing pins the version, no validator header at all', () => {
+    expect(trackDownload(first({})).rest()).toStrictEqual({ headers: { range: 'bytes=0-' }, generation: undefined });
+    expect(Object.keys(trackDownload(first({ etag: 'W/"e"' })).rest().headers)).toEqual(['range']);
+  });
+
+  it.each(['20x', 'x20', '2 0', '-20', '20.0'])('takes no length from a Content-Length of %j', (length) => {
+    const d = trackDownload(new Response(new Uint8Array(4), { headers: { etag: '"e"', 'content-length': length } }));
+    d.take(bytes(25)); // no declared end, so no byte is past it
+    expect(d.ended()).toBe('complete');
+    // The first 206 tells the total, which a number read from the header would have contradicted.
+    expect(d.answer(reply(206, { 'content-range': 'bytes 25-29/40' }), 'GET', false)).toBe(false);
+  });
+
+  it('says "of ?" in a refusal while the object’s length is unknown', () => {
+    const d = trackDownload(new Response(new Uint8Array(4), { headers: { etag: '"e"' } }));
+    d.take(bytes(4));
+    const error = refusal(() => d.answer(reply(206, { 'content-range': 'bytes 5-9/10' }), 'GET', false));
+    expect(error.message).toBe(
+      'resume: cannot continue the download after 4 bytes: asked for bytes 4- of ?, got HTTP 206 with Content-Range "bytes 5-9/10": it starts at 5',
+    );
+  });
+
+  it('takes a one-byte part (end equal to start)', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(19));
+    expect(d.answer(reply(206, { 'content-range': 'bytes 19-19/20', 'content-length': '1' }), 'GET', false)).toBe(false);
+    d.take(bytes(1));
+    expect(d.ended()).toBe('complete');
+  });
+
+  it('hands a 400 to the retry policy as an HttpStatusError, like any status from 400', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(10));
+    let error: unknown;
+    try {
+      d.answer(reply(400, { etag: '"e"', 'content-range': 'bytes 10-19/20' }), 'GET', false);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect((error as HttpStatusError).status).toBe(400);
+  });
+
+  it('refuses a status other than 200 and 206 even when it names the right range', () => {
+    const error = refusal(() => {
+      const d = trackDownload(first({ etag: '"e"' }));
+      d.take(bytes(10));
+      d.answer(reply(203, { 'content-range': 'bytes 10-19/20' }), 'GET', false);
+    });
+    expect(error.reason).toBe('bad-range');
+    expect(error.message).toContain('neither 206 nor 200');
+  });
+
+  it.each(['identity', 'IDENTITY'])('takes a part whose Content-Encoding is %j', (encoding) => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(10));
+    expect(d.answer(reply(206, { 'content-range': 'bytes 10-19/20', 'content-encoding': encoding }), 'GET', false)).toBe(false);
+  });
+
+  it.each(['xidentity', 'identityx', 'gzip, identity', 'identity, gzip'])('refuses a part whose Content-Encoding is %j', (encoding) => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(10));
+    const error = refusal(() => d.answer(reply(206, { 'content-range': 'bytes 10-19/20', 'content-encoding': encoding }), 'GET', false));
+    expect(error.message).toContain('no body of identity-encoded bytes');
+  });
+
+  it('keeps the first response’s length across a restart that declares none', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.answer(reply(200, { etag: '"e"' }), 'GET', true);
+    d.take(bytes(10));
+    expect(d.ended()).toBe('truncated');
+  });
+
+  it('learns the length from a restart when the first response had none', () => {
+    const d = trackDownload(new Response(new Uint8Array(4), { headers: { etag: '"e"' } }));
+    expect(d.answer(reply(200, { etag: '"e"', 'content-length': '20' }), 'GET', true)).toBe(true);
+    d.take(bytes(10));
+    expect(d.ended()).toBe('truncated');
+    expect(() => d.take(bytes(11))).toThrow('more than the 10 bytes left');
+  });
+
+  it('keeps the first response’s validators across a restart that carries none', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.answer(reply(200, { 'content-length': '20' }), 'GET', true);
+    expect(d.pinned).toBe(true);
+    expect(d.rest().headers).toStrictEqual({ range: 'bytes=0-', 'if-match': '"e"' });
+  });
+
+  it('names both checksums in eight hex digits, leading zeros kept', () => {
+    // Known answers of the bit-by-bit reference: 20 bytes of 0x02 → 0b1b20c3, of 0x05 → 0f8ccd33.
+    const d = trackDownload(first({ 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(20, 0x02)) }));
+    d.take(bytes(10, 0x05));
+    d.answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false);
+    d.take(bytes(10, 0x05));
+    expect(refusal(() => d.ended()).message).toBe(
+      "resume: cannot continue the download after 20 bytes: the CRC32C of the bytes received (0f8ccd33) is not the object's (0b1b20c3, from x-goog-hash)",
+    );
   });
 });
