@@ -540,6 +540,47 @@ describe('hedge(): options', () => {
     expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');
     expect(() => createHedger(Object.create({ windowSize: -3 }))).not.toThrow();
   });
+
+  it('createHedger takes the ends of its ranges, and refuses a step past them', () => {
+    expect(createHedger({ percentile: 1 }).delayMs).toBe(1000);
+    expect(() => createHedger({ windowSize: 1 })).not.toThrow();
+    expect(() => createHedger({ windowSize: 10_000 })).not.toThrow();
+    expect(() => createHedger({ windowSize: 0 })).toThrow(
+      new RangeError('createHedger: options.windowSize must be an integer in [1, 10000], got 0'),
+    );
+    expect(() => createHedger({ windowSize: 10_001 })).toThrow('options.windowSize must be an integer in [1, 10000], got 10001');
+    expect(() => createHedger({ maxExtraLoad: 0 })).not.toThrow();
+    expect(() => createHedger({ maxExtraLoad: 1 })).not.toThrow();
+    expect(() => createHedger({ maxExtraLoad: -0.01 })).toThrow(
+      new RangeError('createHedger: options.maxExtraLoad must be a number in [0, 1], got -0.01'),
+    );
+    // Not numbers, though `>=` and `<=` would take them for 0.5 and 0.
+    expect(() => createHedger({ maxExtraLoad: '0.5' as never })).toThrow('options.maxExtraLoad must be a number in [0, 1], got "0.5"');
+    expect(() => createHedger({ maxExtraLoad: null as never })).toThrow('options.maxExtraLoad must be a number in [0, 1], got null');
+    // A fixed delay: the floor and the cap may be the same.
+    expect(createHedger({ minDelayMs: 50, maxDelayMs: 50 }).delayMs).toBe(50);
+    expect(() => createHedger({ minDelayMs: 50, maxDelayMs: 49 })).toThrow(
+      new RangeError('createHedger: options.maxDelayMs must be a finite number >= minDelayMs (50), got 49'),
+    );
+  });
+
+  it('counts an allowance short of a whole hedge by rounding only (1e-9 at most) as a whole one', async () => {
+    // Shares of 0.999999999: eleven quick calls bank the most, 10 (whole), which ten hedges spend
+    // to exactly 0; the next call's share brings it to 0.999999999, a hedge by the tolerance.
+    const hedger = createHedger({ maxExtraLoad: 1 - 1e-9 });
+    for (let call = 0; call < 11; call++) await hedge(() => 'quick', { delayMs: 10, hedger });
+    const spender = backend();
+    const spent = track(hedge(spender.fn, { delayMs: 1, maxCopies: 11, hedger, deadlineMs: 50 }));
+    await clock.tickAsync(50);
+    expect(spender.starts).toHaveLength(11);
+    expect(spent.error).toMatchObject({ reason: 'deadline' });
+    const last = backend({ ms: 100 }, { ms: 5 });
+    const p = track(hedge(last.fn, { delayMs: 10, hedger }));
+    await clock.tickAsync(15);
+    expect(last.starts.map((t) => t - last.starts[0]!)).toEqual([0, 10]);
+    expect(p.value).toBe('#2');
+    expect(hedger.hedges).toBe(11);
+  });
 });
 
 describe('retry() with hedging(): copies race within each attempt', () => {
