@@ -69,8 +69,9 @@ export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
     deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
     retryable: o.retryable ?? isTransient,
     idempotent: o.idempotent ?? true,
-    ...(o.signal === undefined ? {} : { signal: o.signal }),
-    ...(o.budget === undefined ? {} : { budget: o.budget }),
+    // Not given, they are undefined: retry() reads an undefined option as one not given.
+    signal: o.signal,
+    budget: o.budget,
     hedge: mode,
   });
 }

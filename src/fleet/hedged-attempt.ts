@@ -89,7 +89,8 @@ export class HedgedAttempt<T> implements Timed {
   #sent = 0;
   #running: Copy[] = [];
   #lastError: unknown = undefined;
-  #safe = false;
+  /** Whether further copies may go out: set by start() before the first copy, read only after it. */
+  #safe!: boolean;
   readonly #startedAt = steadyNow();
   readonly #delayMs: number;
   /** The call's deadline as the attempt's context told it: no copy goes out at or after it. */
@@ -125,7 +126,7 @@ export class HedgedAttempt<T> implements Timed {
     const { signal } = this.ctx;
     if (signal.aborted) return this.reject(signal.reason);
     // The engine aborts the attempt's signal at its timeout, the deadline or the caller's abort.
-    signal.addEventListener('abort', () => this.#fail(signal.reason, signal.reason), { once: true });
+    signal.addEventListener('abort', () => this.#fail(signal.reason, signal.reason));
     const { hedger, maxCopies } = this.settings;
     if (hedger !== undefined) hedgerCallStarted(hedger);
     try {
@@ -197,6 +198,7 @@ export class HedgedAttempt<T> implements Timed {
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
     const { attempt } = this.ctx;
     const copy = this.#sent + 1;
+    // Stryker disable next-line ConditionalExpression: equivalent: callHook swallows the TypeError of a missing hook; the test only spares the event object
     if (onHedge !== undefined) callHook(onHedge, { attempt, copy, reason, error, delayMs: this.#delayMs, elapsedMs });
     this.host.report({ type: 'hedge', attempt, copy, reason, elapsedMs });
     if (!this.#settled) this.#send(t);
@@ -204,7 +206,9 @@ export class HedgedAttempt<T> implements Timed {
   }
 
   #copySucceeded(copy: Copy, value: T): void {
-    if (this.#settled || copy.done) return;
+    // A copy has one outcome, and only the end of the attempt stops it: a copy that answers
+    // after it was done answers after the end.
+    if (this.#settled) return;
     const { hedger } = this.settings;
     // How long the first copy took, or at least took: when a hedge wins, the first copy was
     // still running. Censored values all lie above the delay, so a percentile at or below the
@@ -217,7 +221,7 @@ export class HedgedAttempt<T> implements Timed {
   }
 
   #copyFailed(copy: Copy, error: unknown): void {
-    if (this.#settled || copy.done) return;
+    if (this.#settled) return;
     copy.done = true;
     this.#running.splice(this.#running.indexOf(copy), 1);
     this.#lastError = error;
@@ -253,7 +257,8 @@ export class HedgedAttempt<T> implements Timed {
 
   /** Fails the attempt with `error`; the copies still running are aborted with `reason`. */
   #fail(error: unknown, reason: unknown = new DOMException('the hedged attempt has failed', 'AbortError')): void {
-    if (this.#settled) return;
+    // Also after the end (the attempt's signal aborted later): #end finds no copy left, and the
+    // promise settled already.
     this.#end(reason);
     this.reject(error);
   }

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createLatencyWindow, nearestRank } from '../../src/fleet/latency-window.js';
 import {
   type AttemptContext,
+  createAdaptiveThrottle,
   createHedger,
   createRetryBudget,
   hedge,
@@ -540,6 +541,47 @@ describe('hedge(): options', () => {
     expect(() => createHedger({ window: 10 } as never)).toThrow('createHedger: unknown option "window"');
     expect(() => createHedger(Object.create({ windowSize: -3 }))).not.toThrow();
   });
+
+  it('createHedger takes the ends of its ranges, and refuses a step past them', () => {
+    expect(createHedger({ percentile: 1 }).delayMs).toBe(1000);
+    expect(() => createHedger({ windowSize: 1 })).not.toThrow();
+    expect(() => createHedger({ windowSize: 10_000 })).not.toThrow();
+    expect(() => createHedger({ windowSize: 0 })).toThrow(
+      new RangeError('createHedger: options.windowSize must be an integer in [1, 10000], got 0'),
+    );
+    expect(() => createHedger({ windowSize: 10_001 })).toThrow('options.windowSize must be an integer in [1, 10000], got 10001');
+    expect(() => createHedger({ maxExtraLoad: 0 })).not.toThrow();
+    expect(() => createHedger({ maxExtraLoad: 1 })).not.toThrow();
+    expect(() => createHedger({ maxExtraLoad: -0.01 })).toThrow(
+      new RangeError('createHedger: options.maxExtraLoad must be a number in [0, 1], got -0.01'),
+    );
+    // Not numbers, though `>=` and `<=` would take them for 0.5 and 0.
+    expect(() => createHedger({ maxExtraLoad: '0.5' as never })).toThrow('options.maxExtraLoad must be a number in [0, 1], got "0.5"');
+    expect(() => createHedger({ maxExtraLoad: null as never })).toThrow('options.maxExtraLoad must be a number in [0, 1], got null');
+    // A fixed delay: the floor and the cap may be the same.
+    expect(createHedger({ minDelayMs: 50, maxDelayMs: 50 }).delayMs).toBe(50);
+    expect(() => createHedger({ minDelayMs: 50, maxDelayMs: 49 })).toThrow(
+      new RangeError('createHedger: options.maxDelayMs must be a finite number >= minDelayMs (50), got 49'),
+    );
+  });
+
+  it('counts an allowance short of a whole hedge by rounding only (1e-9 at most) as a whole one', async () => {
+    // Shares of 0.999999999: eleven quick calls bank the most, 10 (whole), which ten hedges spend
+    // to exactly 0; the next call's share brings it to 0.999999999, a hedge by the tolerance.
+    const hedger = createHedger({ maxExtraLoad: 1 - 1e-9 });
+    for (let call = 0; call < 11; call++) await hedge(() => 'quick', { delayMs: 10, hedger });
+    const spender = backend();
+    const spent = track(hedge(spender.fn, { delayMs: 1, maxCopies: 11, hedger, deadlineMs: 50 }));
+    await clock.tickAsync(50);
+    expect(spender.starts).toHaveLength(11);
+    expect(spent.error).toMatchObject({ reason: 'deadline' });
+    const last = backend({ ms: 100 }, { ms: 5 });
+    const p = track(hedge(last.fn, { delayMs: 10, hedger }));
+    await clock.tickAsync(15);
+    expect(last.starts.map((t) => t - last.starts[0]!)).toEqual([0, 10]);
+    expect(p.value).toBe('#2');
+    expect(hedger.hedges).toBe(11);
+  });
 });
 
 describe('retry() with hedging(): copies race within each attempt', () => {
@@ -754,5 +796,282 @@ describe('latency window (pure)', () => {
         },
       ),
     );
+  });
+});
+
+describe('a hedged attempt: what each copy is told', () => {
+  it('gives a copy one signal however often it is read, which aborts when the copy loses', async () => {
+    const reads: AbortSignal[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      if (ctx.copy === 2) return Promise.resolve('second');
+      reads.push(ctx.signal, ctx.signal);
+      return new Promise<string>(() => {});
+    };
+    const p = track(hedge(fn, { delayMs: 10 }));
+    await clock.tickAsync(10);
+    expect(p.value).toBe('second');
+    expect(reads[1]).toBe(reads[0]);
+    expect(reads[0]?.aborted).toBe(true);
+  });
+
+  it('aborts a loser whose signal is first read after the race with the AbortError naming the winner', async () => {
+    let loser: AttemptContext | undefined;
+    const fn = (ctx: AttemptContext): Promise<string> | string => {
+      if (ctx.copy === 2) return 'second';
+      loser = ctx;
+      return new Promise<string>(() => {});
+    };
+    const p = track(hedge(fn, { delayMs: 10 }));
+    await clock.tickAsync(10);
+    expect(p.value).toBe('second');
+    const reason = loser?.signal.reason as DOMException;
+    expect(reason).toBeInstanceOf(DOMException);
+    expect([reason.name, reason.message]).toEqual(['AbortError', 'copy 2 of attempt 1 won']);
+  });
+
+  it('gives a copy that ended by its own outcome, read first after it, a signal aborted with a TimeoutError naming it', async () => {
+    const contexts: AttemptContext[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      contexts.push(ctx);
+      return new Promise<string>((resolve, reject) => {
+        setTimeout(() => (ctx.copy === 1 ? reject(httpError(503)) : resolve('second')), 5);
+      });
+    };
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(5);
+    // Copy 1 failed; copy 2 went out at once and is running.
+    expect(contexts).toHaveLength(2);
+    const failed = contexts[0]?.signal as AbortSignal;
+    expect(failed.aborted).toBe(true);
+    expect(failed.reason).toEqual(new TimeoutError('copy 1 of attempt 1 has ended'));
+    await clock.tickAsync(5);
+    expect(p.value).toBe('second');
+    expect(contexts[1]?.signal.reason).toEqual(new TimeoutError('copy 2 of attempt 1 has ended'));
+  });
+
+  it('tells each copy the time since the call began and the time left, from when the copy went out', async () => {
+    await clock.tickAsync(1000); // the call does not begin at the clock's 0
+    const told: Array<[number, number, number]> = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      told.push([ctx.copy, ctx.elapsedMs, ctx.remainingMs]);
+      return new Promise<string>((resolve) => setTimeout(() => resolve(`#${ctx.copy}`), ctx.copy === 1 ? 500 : 10));
+    };
+    const p = track(hedge(fn, { delayMs: 50, deadlineMs: 300 }));
+    await clock.tickAsync(60);
+    expect(p.value).toBe('#2');
+    expect(told).toEqual([
+      [1, 0, 300],
+      [2, 50, 250],
+    ]);
+    await clock.tickAsync(500); // the loser's timer
+  });
+});
+
+describe('a hedged attempt: when it ends', () => {
+  it('aborts the copies still running with an AbortError saying the attempt failed, when one fails for good', async () => {
+    const { fn, signals } = backend({ ms: 1000 }, { ms: 5, error: httpError(403) });
+    const p = track(hedge(fn, { delayMs: 50 }));
+    await clock.tickAsync(55);
+    expect(p.state).toBe('rejected');
+    const reason = signals[0]?.reason as DOMException;
+    expect(reason).toBeInstanceOf(DOMException);
+    expect([reason.name, reason.message]).toEqual(['AbortError', 'the hedged attempt has failed']);
+  });
+
+  it('keeps a loser that answers late out of the hedger’s window', async () => {
+    // The window keeps the largest latency with percentile 1: the attempt's, 60 ms, not the loser's 100.
+    const hedger = createHedger({ percentile: 1, maxExtraLoad: 1 });
+    const { fn } = backend({ ms: 100, ignoreAbort: true }, { ms: 10 });
+    const p = track(hedge(fn, { hedger, delayMs: 50 }));
+    await clock.tickAsync(60);
+    expect(p.value).toBe('#2');
+    await clock.tickAsync(40);
+    expect(hedger.delayMs).toBe(60);
+  });
+
+  it('asks the retryable predicate nothing about a loser that fails late', async () => {
+    const late = httpError(503);
+    const retryable = vi.fn(() => true);
+    const { fn } = backend({ ms: 100, error: late, ignoreAbort: true }, { ms: 10 });
+    const p = track(hedge(fn, { delayMs: 50, maxCopies: 3, retryable }));
+    await clock.tickAsync(60);
+    expect(p.value).toBe('#2');
+    await clock.tickAsync(100);
+    expect(retryable).not.toHaveBeenCalled();
+  });
+
+  it('sends nothing more when a loser reports progress after the attempt ended', async () => {
+    let loser: AttemptContext | undefined;
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      if (ctx.copy === 2) return new Promise<string>((resolve) => setTimeout(() => resolve('second'), 10));
+      loser = ctx;
+      return new Promise<string>(() => {});
+    };
+    const p = track(hedge(fn, { delayMs: 50, maxCopies: 3 }));
+    await clock.tickAsync(60);
+    expect(p.value).toBe('second');
+    loser?.progress();
+    await clock.tickAsync(200);
+    expect(started).toEqual([0, 50]);
+  });
+
+  it('sends no copy when onHedge aborts the call', async () => {
+    const controller = new AbortController();
+    const reason = new Error('user left');
+    const { fn, starts } = backend();
+    const p = track(hedge(fn, { delayMs: 10, signal: controller.signal, onHedge: () => controller.abort(reason) }));
+    await clock.tickAsync(10);
+    expect(p).toMatchObject({ state: 'rejected', error: reason });
+    expect(starts).toEqual([0]);
+  });
+
+  it('calls no copy when the call was aborted as its attempt began (an onEvent listener did it)', async () => {
+    const controller = new AbortController();
+    const reason = new Error('user left');
+    const fn = vi.fn(() => 'x');
+    const p = track(
+      retry(fn, {
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === 'attempt') controller.abort(reason);
+        },
+        hedge: hedging({ delayMs: 10 }),
+      }),
+    );
+    await clock.tickAsync(100);
+    expect(p).toMatchObject({ state: 'rejected', error: reason });
+    expect(fn).not.toHaveBeenCalled();
+  });
+
+  it('rejects with the caller’s reason when it aborts the backoff after a failed hedged attempt, and the ended attempt raises nothing', async () => {
+    const controller = new AbortController();
+    const reason = new Error('user left');
+    const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) });
+    const p = track(retry(fn, { signal: controller.signal, maxAttempts: 3, hedge: hedging({ delayMs: 50 }) }));
+    await clock.tickAsync(20);
+    expect(starts).toEqual([0, 5]);
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(p).toMatchObject({ state: 'rejected', error: reason });
+  });
+});
+
+describe('a hedged attempt: the call’s policies', () => {
+  it('asks no idempotent rule when maxCopies is 1: no copy could be sent', async () => {
+    const idempotent = vi.fn(() => true);
+    const { fn, starts } = backend({ ms: 100 });
+    const p = track(hedge(fn, { delayMs: 10, maxCopies: 1, idempotent }));
+    await clock.tickAsync(100);
+    expect(p.value).toBe('#1');
+    expect(starts).toEqual([0]);
+    expect(idempotent).not.toHaveBeenCalled();
+  });
+
+  it('asks the throttle to admit each extra copy, and asks again one delay after it refused', async () => {
+    const answers = [true, false, true]; // the attempt, the first ask for copy 2, the second
+    const admit = vi.fn(() => answers.shift() ?? false);
+    const throttle = { admit, record() {}, error: () => new Error('throttled') };
+    const { fn, starts } = backend({ ms: 1000 }, { ms: 5 });
+    const p = track(retry(fn, { throttle, hedge: hedging({ delayMs: 20 }) }));
+    await clock.tickAsync(45);
+    expect(starts).toEqual([0, 40]);
+    expect(admit).toHaveBeenCalledTimes(3);
+    expect(p.value).toBe('#2');
+  });
+
+  it('records with the throttle a copy that failed while another raced on, as a request not accepted', async () => {
+    const throttle = createAdaptiveThrottle();
+    const { fn } = backend({ ms: 30, error: httpError(503) }, { ms: 20 });
+    const p = track(retry(fn, { throttle, hedge: hedging({ delayMs: 20 }) }));
+    await clock.tickAsync(40);
+    expect(p.value).toBe('#2');
+    expect([throttle.requests, throttle.accepts]).toEqual([2, 1]);
+  });
+
+  it('reports a copy sent after a transient error, while another copy races on, as reason "error"', async () => {
+    const events: HedgeEvent[] = [];
+    const unavailable = httpError(503);
+    const { fn, starts } = backend({ ms: 1000 }, { ms: 5, error: unavailable }, { ms: 5 });
+    const p = track(hedge(fn, { delayMs: 50, maxCopies: 3, onHedge: (e) => events.push(e) }));
+    await clock.tickAsync(60);
+    expect(starts).toEqual([0, 50, 55]);
+    expect(events.map(({ copy, reason, error }) => ({ copy, reason, error }))).toEqual([
+      { copy: 2, reason: 'delay', error: undefined },
+      { copy: 3, reason: 'error', error: unavailable },
+    ]);
+    expect(p.value).toBe('#3');
+  });
+
+  it('sends no copy for a transient error at the very deadline: the attempt fails with it, no token spent', async () => {
+    // The copy's failure is due at 100 as the deadline is, and its timer comes first.
+    let fail: (error: unknown) => void = () => {};
+    const unavailable = httpError(503);
+    setTimeout(() => fail(unavailable), 100);
+    const budget = createRetryBudget({ maxTokens: 10 });
+    const onHedge = vi.fn();
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      return new Promise<string>((_, reject) => {
+        if (ctx.copy === 1) fail = reject;
+        ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+      });
+    };
+    const p = track(hedge(fn, { delayMs: 1000, deadlineMs: 100, budget, onHedge }));
+    await clock.tickAsync(100);
+    expect(started).toEqual([0]);
+    expect(onHedge).not.toHaveBeenCalled();
+    expect(budget.tokens).toBe(9); // the 503's own cost, as any failure's
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, cause: unavailable });
+  });
+
+  it('asks again for a copy the budget refused one delay later, whatever progress comes meanwhile', async () => {
+    let open = false;
+    const budget = { record() {}, canRetry: () => open };
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      if (ctx.copy === 1) {
+        setTimeout(() => {
+          open = true;
+          ctx.progress();
+        }, 70);
+      }
+      return new Promise<string>((resolve) => setTimeout(() => resolve(`#${ctx.copy}`), ctx.copy === 1 ? 1000 : 10));
+    };
+    const p = track(hedge(fn, { delayMs: 50, budget }));
+    await clock.tickAsync(110);
+    // Refused at 50, asked again at 100: the progress at 70 did not hasten it.
+    expect(started).toEqual([0, 100]);
+    expect(p.value).toBe('#2');
+    await clock.tickAsync(1000); // the loser's timer
+  });
+
+  it('sends at once, on progress, a copy the old deadline held back after the budget refused it', async () => {
+    // Deadline 150. Refused at 50 and at 100; the next ask, at 150, falls on the deadline and is
+    // not queued. Progress at 110 lifts the deadline: the copy goes at once.
+    let open = false;
+    const budget = { record() {}, canRetry: () => open };
+    const started: number[] = [];
+    const fn = (ctx: AttemptContext): Promise<string> => {
+      started.push(Date.now());
+      if (ctx.copy === 1) {
+        setTimeout(() => {
+          open = true;
+          ctx.progress();
+        }, 110);
+      }
+      return new Promise<string>((resolve) => setTimeout(() => resolve(`#${ctx.copy}`), ctx.copy === 1 ? 1000 : 10));
+    };
+    const p = track(hedge(fn, { delayMs: 50, deadlineMs: 150, budget }));
+    await clock.tickAsync(125);
+    // At once: on the timer's next turn, which a fake clock puts 1 ms on.
+    expect(started).toHaveLength(2);
+    expect(started[1]).toBeGreaterThanOrEqual(110);
+    expect(started[1]).toBeLessThanOrEqual(111);
+    expect(p.value).toBe('#2');
+    await clock.tickAsync(1000); // the loser's timer
   });
 });

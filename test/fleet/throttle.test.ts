@@ -301,6 +301,22 @@ describe('createAdaptiveThrottle: the window, on the core clock', () => {
     );
   });
 
+  it('lets a rejection, or an outcome recorded alone, leave the window with its own slice', () => {
+    const throttle = createAdaptiveThrottle({ windowMs: 60_000, minRequests: 0, rng: () => 0 });
+    throttle.record(false); // slice 0: 1 request, no accept: p = 1/2
+    clock.tick(1500);
+    expect(throttle.admit()).toBe(false); // the first event of slice 1
+    clock.tick(29_000);
+    throttle.record(true); // the first event of slice 30
+    expect([throttle.requests, throttle.accepts]).toEqual([3, 1]);
+    clock.tick(30_000); // 60.5 s: slice 0 has left
+    expect([throttle.requests, throttle.accepts]).toEqual([2, 1]);
+    clock.tick(1000); // 61.5 s: slice 1, and the rejection with it
+    expect([throttle.requests, throttle.accepts]).toEqual([1, 1]);
+    clock.tick(29_000); // 90.5 s: slice 30
+    expect([throttle.requests, throttle.accepts]).toEqual([0, 0]);
+  });
+
   it('starts afresh when the clock goes back (a new fake clock)', () => {
     clock.tick(500_000);
     const throttle = createAdaptiveThrottle({ rng: never });
