@@ -45,7 +45,8 @@ export class CommandFailed extends Error {
 export function exitStatusOf(outcome: CommandOutcome, signalNumbers: Readonly<Record<string, number>>): number {
   if (outcome.kind === 'not-started') return outcome.errorCode === 'ENOENT' ? 127 : 126;
   if (outcome.code !== null) return outcome.code;
-  const number = outcome.signal === null ? undefined : signalNumbers[outcome.signal];
+  // No signal (null) reads signalNumbers.null: no signal has that name, so undefined.
+  const number = signalNumbers[outcome.signal as string];
   // Node always reports a code or a signal; if the signal is one it cannot name, still fail.
   return number === undefined ? 1 : 128 + number;
 }

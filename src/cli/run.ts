@@ -79,7 +79,8 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     if (interruptedBy !== undefined) return; // a second Ctrl-C is only passed on
     interruptedBy = signal;
     say(`tenacious: received ${signal}; ${running === undefined ? 'not retrying' : 'passed it to the command; not retrying'}`);
-    stop.abort(new Error(`interrupted by ${signal}`));
+    // No reason needed: interruptedBy, set above, is what finish() reads.
+    stop.abort();
   };
 
   // One attempt lasts until its run has exited, so the next attempt (which retry() starts only
@@ -117,16 +118,19 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     signal.addEventListener('abort', onAbort);
     const outcome = await current.outcome;
     clearTimeout(timer);
+    // Stryker disable next-line StringLiteral: the engine never aborts an ended attempt's signal, so a listener left on it never runs.
     signal.removeEventListener('abort', onAbort);
     running = undefined;
     const status = exitStatusOf(outcome, signalNumbers);
     if (timedOut) {
       // It hung: a failed attempt whatever status SIGTERM left it with.
-      const error = new TimeoutError(`attempt ${ctx.attempt} timed out after ${formatDuration(attemptTimeoutMs)}`);
+      // Only its identity is read (finish() and onRetry print their own text).
+      const error = new TimeoutError();
       lastTimeout = { error, status };
       throw error;
     }
-    if (outcome.kind === 'exited' && status === 0) return;
+    // Only an exit can give 0: a signal gives 128 + its number (or 1), a failed start 126 or 127.
+    if (status === 0) return;
     throw new CommandFailed(outcome, status);
   };
 
@@ -156,11 +160,12 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
       if (stillRunning !== undefined) return exitStatusOf(await stillRunning.outcome, signalNumbers);
       if (interruptedBy !== undefined) return 128 + (signalNumbers[interruptedBy] ?? 0);
       const failure = error instanceof RetryError ? error.cause : error;
+      // Called once retry() gave up on its own: a TimeoutError or CommandFailed reaches here only
+      // in a RetryError (both are retried), and an abort returned above.
       const gaveUp = (what: string): void => {
-        if (!(error instanceof RetryError)) return;
-        const why =
-          error.reason === 'deadline' ? `the next wait would pass the ${formatDuration(deadlineMs)} deadline` : 'no attempts left';
-        say(`tenacious: giving up after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'} (${why}): ${what}`);
+        const { reason, attempts } = error as RetryError;
+        const why = reason === 'deadline' ? `the next wait would pass the ${formatDuration(deadlineMs)} deadline` : 'no attempts left';
+        say(`tenacious: giving up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${why}): ${what}`);
       };
       if (lastTimeout !== undefined && failure === lastTimeout.error) {
         gaveUp(`the last one timed out, exit code ${lastTimeout.status}`);

@@ -85,8 +85,8 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
       `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
-      (spec.attemptTimeoutMs !== undefined && Number.isFinite(spec.attemptTimeoutMs)
-        ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs)}`
+      (Number.isFinite(spec.attemptTimeoutMs) // false for undefined too
+        ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs as number)}`
         : ''),
     'Seconds waited before each retry over the whole jitter range (exact), and in total so far',
     '(the time the attempts themselves take comes on top).',

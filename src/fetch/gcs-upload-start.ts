@@ -147,7 +147,8 @@ export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<
  */
 function preconditionQuery(preconditions: unknown): string {
   if (preconditions === undefined || preconditions === null) return '';
-  const bag = ownFields(`${WHERE}.preconditions`, preconditions);
+  // readChecked found a plain object already: ownFields only copies its own fields, never throws.
+  const bag = ownFields(WHERE, preconditions);
   let query = '';
   for (const key of Object.keys(bag)) {
     const value = bag[key];
@@ -168,7 +169,8 @@ function preconditionQuery(preconditions: unknown): string {
  */
 function addHeaders(headers: Record<string, string>, extra: unknown): void {
   if (extra === undefined) return;
-  const bag = ownFields(`${WHERE}.headers`, extra);
+  // As for the preconditions: a plain object, checked already.
+  const bag = ownFields(WHERE, extra);
   for (const name of Object.keys(bag)) {
     const value = bag[name];
     const lower = name.toLowerCase();

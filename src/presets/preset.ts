@@ -35,13 +35,13 @@ export type FrozenBackoff = Readonly<BackoffPolicy>;
 /**
  * Freezes a backoff policy and, when the jitter is an object, a copy of it that has no
  * prototype: `Object.prototype.afterCap = true` set by some other code must not reach a
- * preset's jitter through an inherited read.
+ * preset's jitter through an inherited read. A jitter is never null: the backoff's rules refuse it.
  */
 export function freezeBackoff(policy: BackoffPolicy): FrozenBackoff {
   const { jitter } = policy;
   return Object.freeze({
     ...policy,
-    jitter: typeof jitter === 'object' && jitter !== null ? Object.freeze(Object.assign(Object.create(null), jitter)) : jitter,
+    jitter: typeof jitter === 'object' ? Object.freeze(Object.assign(Object.create(null), jitter)) : jitter,
   });
 }
 

@@ -258,3 +258,53 @@ describe('runWithRetries with --attempt-timeout', () => {
     expect(lines.at(-1)).toBe('tenacious: giving up after 3 attempts (no attempts left): the last one timed out, exit code 143');
   });
 });
+
+describe('runWithRetries: how it gives up', () => {
+  it('gives up when the next wait would pass the deadline, and says so', async () => {
+    const command = fakeCommand({ exitAfterMs: 5, code: 1 });
+    const { status, lines } = await runToEnd(request({ deadlineMs: 25 }), command);
+    expect(status).toBe(1);
+    expect(command.state.runs()).toBe(2);
+    expect(lines.at(-1)).toBe('tenacious: giving up after 2 attempts (the next wait would pass the 25ms deadline): exit code 1');
+  });
+
+  it('names only the run still going at the deadline, not the ones that ended before it', async () => {
+    const command = fakeCommand({ exitAfterMs: 5, code: 1 }, { signalExitAfterMs: 0 });
+    const { status, lines } = await runToEnd(request({ deadlineMs: 100 }), command);
+    expect(status).toBe(143);
+    expect(lines).toEqual([
+      'tenacious: attempt 1 failed (exit code 1); retrying in 10ms',
+      'tenacious: deadline of 100ms reached during attempt 2; sending SIGTERM to the command',
+    ]);
+  });
+
+  it('lets the deadline speak when --attempt-timeout is exactly the time left', async () => {
+    const command = fakeCommand({ signalExitAfterMs: 0 });
+    const { status, lines } = await runToEnd(request({ attemptTimeoutMs: 1000, deadlineMs: 1000 }), command);
+    expect(status).toBe(143);
+    expect(command.state.events.slice(0, 2)).toEqual(['start 1 @0', 'SIGTERM 1 @1000']);
+    expect(lines).toEqual(['tenacious: deadline of 1s reached during attempt 1; sending SIGTERM to the command']);
+  });
+
+  it("answers with the last run's failure, not an earlier run's timeout", async () => {
+    const command = fakeCommand({ signalExitAfterMs: 0 }, { exitAfterMs: 5, code: 3 });
+    const { status, lines } = await runToEnd(request({ attemptTimeoutMs: 100, maxAttempts: 2 }), command);
+    expect(status).toBe(3);
+    expect(lines.at(-1)).toBe('tenacious: giving up after 2 attempts (no attempts left): exit code 3');
+  });
+
+  it('rejects with what starting the command threw, as it is', async () => {
+    const boom = new Error('spawn exploded');
+    const run = runWithRetries(request(), {
+      start: () => {
+        throw boom;
+      },
+      say: () => {},
+      signalNumbers: SIGNALS,
+    });
+    const status = track(run.status);
+    await clock.runAllAsync();
+    expect(status.state).toBe('rejected');
+    expect(status.error).toBe(boom);
+  });
+});

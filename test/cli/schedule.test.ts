@@ -111,6 +111,14 @@ describe('renderSchedule', () => {
     expect(text.trimEnd().split('\n').at(-1)).toMatch(/^\s+8\s+63\.000\s+63\.500\s+64\.000\s/);
   });
 
+  it('names a finite attempt timeout in its title, and leaves out an infinite one', () => {
+    const title = (attemptTimeoutMs?: number): string | undefined =>
+      renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 2, source: 'x', attemptTimeoutMs }).split('\n')[0];
+    expect(title(30_000)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 30s');
+    expect(title(Number.POSITIVE_INFINITY)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
+    expect(title(undefined)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
+  });
+
   it('draws a wait without jitter as a single mark', () => {
     const text = renderSchedule({ backoff: { ...GCS_BACKOFF, jitter: 'none' }, deadlineMs: 600_000, attempts: 2, source: 'x' });
     expect(text).toMatch(/\|o {31}\|\n$/);

@@ -2,7 +2,7 @@
 // testbench (test/fetch/testbench.ts): real sockets, real 308s, real resets; 1 ms backoff.
 import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type GiveUpEvent, GcsUploadError, HttpStatusError, RetryError, type SuccessEvent } from '../../src/index.js';
 import { gcsResumableUpload, gcsStartResumableUpload } from '../../src/google/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
@@ -268,6 +268,8 @@ interface Received {
   readonly headers: IncomingHttpHeaders;
   readonly range: string;
   readonly bytes: number;
+  /** The body as text. */
+  readonly text: string;
 }
 
 /**
@@ -283,13 +285,23 @@ async function scriptedSession(
   const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let bytes = 0;
+    const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
+      chunks.push(chunk);
     });
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const range = String(req.headers['content-range']);
-      requests.push({ at: Date.now(), method: req.method ?? '', url, headers: req.headers, range, bytes });
+      requests.push({
+        at: Date.now(),
+        method: req.method ?? '',
+        url,
+        headers: req.headers,
+        range,
+        bytes,
+        text: Buffer.concat(chunks).toString(),
+      });
       const { status, headers = {}, body } = requests.length > limit ? { status: 410 } : answer(requests);
       res.writeHead(status, headers).end(body);
     });
@@ -585,5 +597,177 @@ describe('gcsResumableUpload: a final answer that is not the object sent, on loo
     );
     const res = await gcsResumableUpload(session.uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 });
     expect(await res.json()).toEqual({ name: 'o', size: String(total) });
+  });
+});
+
+describe('gcsResumableUpload: answers outside the happy path, on loopback', () => {
+  const KiB256 = 256 * KiB;
+  const total = 2 * KiB256;
+  const upload = async (uri: string, options: object = {}) =>
+    gcsResumableUpload(uri, pattern(total), { ...quick, chunkSizeBytes: KiB256, ...options }).catch((e: unknown) => e);
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('rejects with GcsUploadError "session-expired" on 404 as on 410, not retried', async () => {
+    const session = await scriptedSession(() => ({ status: 404 }));
+    const error = (await upload(session.uri)) as GcsUploadError;
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('session-expired');
+    expect(error.message).toBe('gcsResumableUpload: the upload session expired (HTTP 404); start a new session and upload again');
+    expect(session.requests).toHaveLength(1);
+  });
+
+  it('rejects with the HttpStatusError of a 400 (PUT), and a GcsUploadError "protocol" for a status the protocol has no place for', async () => {
+    const bad = await scriptedSession(() => ({ status: 400 }));
+    const error = (await upload(bad.uri)) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(400);
+    expect(error.method).toBe('PUT');
+    expect(error.message).toBe('HTTP 400 Bad Request (PUT)');
+    const odd = await scriptedSession(() => ({ status: 204 }));
+    const protocol = (await upload(odd.uri)) as GcsUploadError;
+    expect(protocol).toBeInstanceOf(GcsUploadError);
+    expect(protocol.reason).toBe('protocol');
+    expect(protocol.status).toBe(204);
+    expect(protocol.message).toBe('gcsResumableUpload: unexpected HTTP 204 from the upload session');
+  });
+
+  it('rejects a 308 whose Range is not "bytes=0-<last>" as a protocol error', async () => {
+    for (const range of ['bytes=0-99junk', 'xbytes=0-99', 'bytes=5-99', 'bytes=0-']) {
+      const session = await scriptedSession(() => ({ status: 308, headers: { range } }));
+      const error = (await upload(session.uri)) as GcsUploadError;
+      expect(error).toBeInstanceOf(GcsUploadError);
+      expect(error.reason).toBe('protocol');
+      expect(error.message).toBe(`gcsResumableUpload: the session answered Range ${JSON.stringify(range)} for a ${total}-byte upload`);
+      expect(session.requests).toHaveLength(1);
+    }
+  });
+
+  it('takes a 308 that names every byte as progress, and the final answer after it', async () => {
+    const session = await scriptedSession((requests) =>
+      requests.length === 1
+        ? { status: 308, headers: { range: `bytes=0-${total - 1}` } }
+        : { status: 200, body: JSON.stringify({ size: String(total) }) },
+    );
+    const res = (await upload(session.uri, { chunkSizeBytes: Infinity })) as Response;
+    expect(res).toBeInstanceOf(Response);
+    expect(res.status).toBe(200);
+    expect(session.requests).toHaveLength(2);
+  });
+
+  it('takes a 201 that answers the status query as the object', async () => {
+    const session = await scriptedSession((requests) =>
+      requests.length === 1 ? { status: 503 } : { status: 201, body: JSON.stringify({ size: String(total) }) },
+    );
+    const res = (await upload(session.uri)) as Response;
+    expect(res).toBeInstanceOf(Response);
+    expect(res.status).toBe(201);
+    expect(session.requests.map((r) => r.range)).toEqual([`bytes 0-${KiB256 - 1}/${total}`, `bytes */${total}`]);
+  });
+
+  it('rejects with "session-expired" when the status query is answered 410, and sends nothing more', async () => {
+    const session = await scriptedSession((requests) => (requests.length === 1 ? { status: 503 } : { status: 410 }));
+    const error = (await upload(session.uri)) as GcsUploadError;
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('session-expired');
+    expect(session.requests.map((r) => r.range)).toEqual([`bytes 0-${KiB256 - 1}/${total}`, `bytes */${total}`]);
+  });
+
+  it('reads a size that is not a decimal string, or a body that is not an object, as no size', async () => {
+    for (const body of [JSON.stringify({ size: 'x5' }), JSON.stringify({ size: '5x' }), JSON.stringify({ size: -5 }), 'null', 'not json']) {
+      const session = await scriptedSession(() => ({ status: 201, body }));
+      const error = (await upload(session.uri)) as GcsUploadError;
+      expect(error).toBeInstanceOf(GcsUploadError);
+      expect(error.message).toBe(
+        `gcsResumableUpload: HTTP 201 (upload complete) after ${KiB256} bytes sent, but the upload is ${total} bytes`,
+      );
+    }
+  });
+
+  it('names itself when the rng it was given draws out of range', async () => {
+    const session = await scriptedSession(() => ({ status: 503 }));
+    const error = (await upload(session.uri, { backoff: { initialDelayMs: 1 }, rng: () => 2 })) as Error;
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.message).toMatch(/^gcsResumableUpload: options\.rng /);
+  });
+
+  it('refuses a chunk size of 0, a negative one or a numeric string', async () => {
+    for (const [chunkSizeBytes, got] of [
+      [0, '0'],
+      [-KiB256, String(-KiB256)],
+      [String(KiB256), `"${KiB256}"`],
+    ] as const) {
+      await expect(gcsResumableUpload('http://127.0.0.1:9/', pattern(1), { chunkSizeBytes } as never)).rejects.toThrow(
+        `gcsResumableUpload: options.chunkSizeBytes must be a multiple of 262144 (256 KiB) or Infinity, got ${got}`,
+      );
+    }
+  });
+
+  it('requires options.fetch where there is no global fetch', async () => {
+    vi.stubGlobal('fetch', undefined);
+    await expect(gcsResumableUpload('http://127.0.0.1:9/', pattern(1), quick)).rejects.toThrow(
+      'gcsResumableUpload: options.fetch must be a function, got undefined',
+    );
+  });
+
+  it('uploads a typed array where there is no global Blob', async () => {
+    const session = await scriptedSession(() => ({ status: 200, body: JSON.stringify({ size: '5' }) }));
+    const put = fetch;
+    vi.stubGlobal('Blob', undefined);
+    const res = await gcsResumableUpload(session.uri, new TextEncoder().encode('hello'), { ...quick, fetch: put });
+    expect(res.status).toBe(200);
+    expect(session.requests.map((r) => r.text)).toEqual(['hello']);
+  });
+});
+
+describe('gcsStartResumableUpload: the request it sends', () => {
+  const ok = () => ({ status: 200, headers: { location: 'http://127.0.0.1:9/s?upload_id=1' } });
+
+  it('POSTs a JSON body naming the object, and sends X-Upload-Content-Type only when given a contentType', async () => {
+    const server = await scriptedSession(ok);
+    await gcsStartResumableUpload({ bucket: 'b', name: 'dir/o.txt', token: 't', baseUrl: server.base, ...quick });
+    const [post] = server.requests;
+    expect(post?.text).toBe('{"name":"dir/o.txt"}');
+    expect(post?.headers['content-type']).toBe('application/json; charset=UTF-8');
+    expect(post?.headers).not.toHaveProperty('x-upload-content-type');
+  });
+
+  it('posts to storage.googleapis.com by default, and drops any trailing slashes of baseUrl', async () => {
+    const urls: string[] = [];
+    const fn: typeof fetch = async (input) => {
+      urls.push(String(input));
+      return new Response(null, { status: 200, headers: { location: 'http://x.test/s' } });
+    };
+    await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn });
+    await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', fetch: fn, baseUrl: 'http://x.test//' });
+    expect(urls).toEqual([
+      'https://storage.googleapis.com/upload/storage/v1/b/b/o?uploadType=resumable&name=n',
+      'http://x.test/upload/storage/v1/b/b/o?uploadType=resumable&name=n',
+    ]);
+  });
+
+  it('rejects a 200 without a Location with its HttpStatusError (POST)', async () => {
+    const server = await scriptedSession(() => ({ status: 200 }));
+    const error = (await gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', baseUrl: server.base, ...quick }).catch(
+      (e: unknown) => e,
+    )) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(200);
+    expect(error.message).toBe('HTTP 200 OK (POST)');
+  });
+
+  it('leaves out of the query a precondition given as undefined or null, and preconditions: null', async () => {
+    const server = await scriptedSession(ok);
+    const target = { bucket: 'b', name: 'n', token: 't', baseUrl: server.base, ...quick };
+    await gcsStartResumableUpload({ ...target, preconditions: { ifGenerationMatch: undefined, ifMetagenerationMatch: null } } as never);
+    await gcsStartResumableUpload({ ...target, preconditions: null } as never);
+    expect(server.requests.map((r) => r.url.search)).toEqual(['?uploadType=resumable&name=n', '?uploadType=resumable&name=n']);
+  });
+
+  it('refuses a header value that is not a string for that reason, whatever fetch would make of it', async () => {
+    await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', headers: { 'x-a': Symbol('s') } } as never)).rejects.toThrow(
+      'gcsStartResumableUpload: target.headers["x-a"] must be a string, got ',
+    );
   });
 });

@@ -441,6 +441,18 @@ describe('iam() and iamReadModifyWrite() in virtual time', () => {
     expect(p.error).toBe(conflict);
   });
 
+  it('names itself when a caller’s retryable answers with a promise', async () => {
+    const conflict = http(409, 'ABORTED');
+    const p = track(
+      iamReadModifyWrite(
+        { read: async () => 'v', modify: (v) => v, write: () => Promise.reject(conflict) },
+        { retryable: (async () => true) as never },
+      ),
+    );
+    await clock.tickAsync(0);
+    expect(p.error).toEqual(new TypeError('iamReadModifyWrite: options.retryable must return a boolean, got a promise'));
+  });
+
   it('calls the steps as methods, so an object’s `this` is kept', async () => {
     const steps = {
       value: 'from this',

@@ -5,6 +5,7 @@ import { retry } from '../../src/core/retry.js';
 import { readOptions } from '../../src/core/options.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam } from '../../src/presets/iam.js';
+import { scaledJitter } from '../../src/presets/preset.js';
 
 describe('the shared presets', () => {
   // They are constants, validated by the first retry() that gets them rather than at import.
@@ -44,5 +45,25 @@ describe('preset option errors', () => {
       thrown = error;
     }
     expect(thrown).toBe(boom);
+  });
+});
+
+describe('scaledJitter', () => {
+  const base = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: { additiveMs: 1000 } };
+
+  it('scales an additive jitter with the first delay', () => {
+    expect(scaledJitter(base, 50)).toEqual({ additiveMs: 50 });
+    expect(scaledJitter(base, 4000)).toEqual({ additiveMs: 4000 });
+  });
+
+  it('returns the jitter itself for the same first delay, a named jitter, or a base whose first delay is 0', () => {
+    expect(scaledJitter(base, 1000)).toBe(base.jitter);
+    // Not (0.1 · 3) / 3, which floating point makes 0.10000000000000002.
+    const odd = { ...base, initialDelayMs: 3, jitter: { additiveMs: 0.1 } };
+    expect(scaledJitter(odd, 3)).toBe(odd.jitter);
+    for (const jitter of ['none', 'full', 'equal'] as const) expect(scaledJitter({ ...base, jitter }, 50)).toBe(jitter);
+    // Nothing to scale from: 0 would make it Infinity or NaN.
+    const zero = { ...base, initialDelayMs: 0 };
+    expect(scaledJitter(zero, 50)).toBe(zero.jitter);
   });
 });
