@@ -157,10 +157,10 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     ...common,
     idempotent: true,
     // A 308 that kept nothing new asks for the bytes again, as a 503 would: the same backoff and
-    // limits, whatever the caller's predicate knows of HTTP statuses.
+    // limits, whatever the caller's predicate knows of HTTP statuses. Its answer is read as
+    // retry() reads it: undefined is no.
     retryable: (error: unknown, ctx?: AttemptContext) =>
-      // Stryker disable next-line OptionalChaining: gcsPreset always yields a retryable (its own or the caller's).
-      (error instanceof GcsUploadError && error.reason === 'no-progress') || (retryable?.(error, ctx) ?? true),
+      (error instanceof GcsUploadError && error.reason === 'no-progress') || retryable(error, ctx),
   };
   const total = data.size;
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
@@ -185,7 +185,8 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
     }
     for (;;) {
       const end = Math.min(offset + (chunk as number), total);
-      const range = total === 0 ? 'bytes */0' : `bytes ${offset}-${end - 1}/${total}`;
+      // Nothing left to send (an empty body, or a 308 that named every byte): ask for the object.
+      const range = offset === total ? `bytes */${total}` : `bytes ${offset}-${end - 1}/${total}`;
       const answer = await put(ctx, range, data.slice(offset, end));
       if (answer.status === 200 || answer.status === 201) return complete(answer, total, end);
       if (answer.status !== 308) failure(answer);

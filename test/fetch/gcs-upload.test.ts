@@ -654,6 +654,19 @@ describe('gcsResumableUpload: answers outside the happy path, on loopback', () =
     expect(res).toBeInstanceOf(Response);
     expect(res.status).toBe(200);
     expect(session.requests).toHaveLength(2);
+    // Every byte is kept: the request after it asks for the object, with no body.
+    expect(session.requests.map((r) => [r.range, r.bytes])).toEqual([
+      [`bytes 0-${total - 1}/${total}`, total],
+      [`bytes */${total}`, 0],
+    ]);
+  });
+
+  it('reads a retryable that answers undefined as no, as retry() does: a 503 is not retried', async () => {
+    const session = await scriptedSession(() => ({ status: 503 }));
+    const error = (await upload(session.uri, { retryable: () => undefined })) as HttpStatusError;
+    expect(error).toBeInstanceOf(HttpStatusError);
+    expect(error.status).toBe(503);
+    expect(session.requests).toHaveLength(1);
   });
 
   it('takes a 201 that answers the status query as the object', async () => {
