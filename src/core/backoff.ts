@@ -65,7 +65,7 @@ export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => 
  * (retry() does so when it reads its options). The rng's value is still checked: it is
  * user code and runs every time; `rngName` is what its error calls it.
  */
-export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number, rngName = 'rng'): number {
+export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number, rngName: string): number {
   const { initialDelayMs, maxDelayMs, jitter } = policy;
   // initialDelayMs · multiplier^n overflows to Infinity for large n (and 0 · Infinity is NaN),
   // so compute the uncapped value carefully and let min() truncate it.

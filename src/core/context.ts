@@ -56,6 +56,7 @@ export function contextAt(
   deadlineMs: number,
 ): Context {
   // At the call's start, a literal 0 and the deadline itself, not computed doubles to allocate.
+  // Stryker disable next-line ConditionalExpression: equivalent when false (the computed values are the same 0 and deadline); true is the EqualityOperator mutant's case, still tested
   if (t === startedAt) return new Context(owner, attempt, 0, deadlineMs);
   return new Context(owner, attempt, t - startedAt, deadlineMs - (t - runStartedAt));
 }

@@ -90,8 +90,9 @@ export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
   if (failed.budgetAllows === false) return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
   const n = attempt - (progressAt?.attempts ?? 0) - 1;
   const backoffMs = delayFor(n, config, () => failed.random as number, `${config.where}: options.rng`);
-  const hinted = hintMs !== undefined && hintMs > backoffMs;
-  const delayMs = hinted ? hintMs : backoffMs;
+  // Without a hint, `undefined > backoffMs` is false.
+  const hinted = (hintMs as number) > backoffMs;
+  const delayMs = hinted ? (hintMs as number) : backoffMs;
   // A sleep lasts whole timer turns: at least one (1 ms) even for a zero delay, and a
   // fractional delay (jitter makes them) is rounded up to the next millisecond.
   const runElapsedMs = elapsedMs - (progressAt?.elapsedMs ?? 0);

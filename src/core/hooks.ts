@@ -13,6 +13,7 @@ import type { RetryConfig } from './options.js';
 export function callHook<E>(hook: (event: E) => unknown, event: E): void {
   try {
     const returned = hook(event);
+    // Stryker disable next-line ConditionalExpression: equivalent when true (Promise.resolve(undefined) has no rejection to ignore); false is the EqualityOperator mutant's case, still tested
     if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
   } catch {
     // See the module comment.
@@ -22,6 +23,7 @@ export function callHook<E>(hook: (event: E) => unknown, event: E): void {
 /** Tells the call's event stream, if it has one, of `event`. */
 export function emit(config: RetryConfig, event: CallEvent): void {
   const { onEvent } = config;
+  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onEvent !== undefined) callHook(onEvent, event);
 }
 
@@ -29,6 +31,7 @@ export function emit(config: RetryConfig, event: CallEvent): void {
 export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'backoff' | 'server'): void {
   callHook(config.onRetry, event);
   const { onEvent } = config;
+  // Stryker disable next-line ConditionalExpression: equivalent when false (callHook swallows the TypeError of calling undefined); true is the EqualityOperator mutant's case, still tested
   if (onEvent === undefined) return;
   const { attempt, error, delayMs, elapsedMs } = event;
   callHook(onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
@@ -39,7 +42,9 @@ export function reportSuccess(config: RetryConfig, attempts: number, startedAt: 
   const { onSuccess, onEvent } = config;
   if (onSuccess === undefined && onEvent === undefined) return;
   const elapsedMs = Math.round(steadyNow() - startedAt);
+  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs, value });
+  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onEvent !== undefined) callHook(onEvent, { type: 'success', attempts, elapsedMs });
 }
 
@@ -58,6 +63,8 @@ export function reportGiveUp(
   const { onGiveUp, onEvent } = config;
   if (onGiveUp === undefined && onEvent === undefined) return;
   const ms = Math.round(elapsedMs ?? steadyNow() - startedAt);
+  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onGiveUp !== undefined) callHook(onGiveUp, { reason, error, attempts, elapsedMs: ms });
+  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onEvent !== undefined) callHook(onEvent, { type: 'give-up', reason, error, attempts, elapsedMs: ms });
 }

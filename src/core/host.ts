@@ -12,6 +12,7 @@ import type { RetryConfig } from './options.js';
 /** The host of one attempt made by a mode. */
 export class CallHost implements AttemptHost {
   #askedAbout: unknown = undefined;
+  // Stryker disable next-line BooleanLiteral: equivalent; known() reads it only after isTransient() or policyFailed() set it with #askedAbout
   #answer = false;
 
   constructor(readonly config: RetryConfig) {}

@@ -41,6 +41,7 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
   const transient = outcome.known ?? isWorthRetrying(config, ctx, error, returned);
   // It may have aborted the caller's signal, which settled the call: nothing is recorded.
   if (settled()) return SETTLED;
+  // Stryker disable next-line BooleanLiteral: equivalent; decide() reads it only for a transient failure, which sets it below
   let idempotent = false;
   if (returned !== undefined) {
     idempotent = transient && isIdempotent(config, ctx, error);
@@ -80,7 +81,6 @@ export function overrun(attempt: number, atDeadline: boolean, config: RetryConfi
 /** Records a success with the budget and the throttle; what either threw, if anything. */
 export function recordSuccess(config: RetryConfig): { readonly error: unknown } | undefined {
   const { budget, throttle } = config;
-  if (budget === undefined && throttle === undefined) return undefined;
   try {
     budget?.record(true);
     throttle?.record(true);

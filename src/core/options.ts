@@ -70,8 +70,8 @@ let lastConfig: RetryConfig;
  * as `iam`, which validates what it builds once, here, so the retry() it is passed to skips the
  * work), and `path`, what that entry point calls them (`options`, or `target`).
  */
-export function readOptions(options: RetryOptions | undefined, where = 'retry', path = 'options'): RetryConfig {
-  if (options === undefined) return DEFAULT_CONFIG;
+export function readOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
+  // Stryker disable next-line ConditionalExpression: equivalent when false (the WeakMap below gives the same config); true is the EqualityOperator mutant's case, still tested
   if (options === lastFrozen) return lastConfig;
   // Checked first: an unfrozen object is read afresh on every call (it may have changed).
   if (!Object.isFrozen(options)) return validateOptions(options, where, path);
@@ -115,7 +115,7 @@ export const RETRY_RULES = {
  * Checks `options` and fills in defaults, uncached; `where` names the caller in the errors
  * (`withRetry` checks its options once, when wrapping), `path` what it calls the options.
  */
-export function validateOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
+export function validateOptions(options: RetryOptions, where: string, path = 'options'): RetryConfig {
   // Every field present from the start: one object shape, filled by the checker.
   const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
     backoff: undefined,

@@ -83,6 +83,13 @@ describe('decide', () => {
     expect(delayOf(decide(failure({ hintMs: 50 }), config({ backoff })))).toBe(100);
   });
 
+  it('names the backoff as the source of a wait the server hint does not lengthen, the server of one it does', () => {
+    const backoff = { initialDelayMs: 100, jitter: 'none' as const };
+    expect(decide(failure({ hintMs: 100 }), config({ backoff }))).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
+    expect(decide(failure({ hintMs: 101 }), config({ backoff }))).toEqual({ action: 'wait', delayMs: 101, source: 'server' });
+    expect(decide(failure({ hintMs: undefined }), config({ backoff }))).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
+  });
+
   it("counts the limits from the last progress, and the errors the call's attempts and time", () => {
     const progressAt = { attempts: 5, elapsedMs: 9_000 };
     const options = { maxAttempts: 2, deadlineMs: 1000, backoff: { initialDelayMs: 100, multiplier: 2, jitter: 'none' as const } };

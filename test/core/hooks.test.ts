@@ -177,6 +177,27 @@ describe('onGiveUp: every way a call ends without a value, each reported once', 
     expect(p).toMatchObject({ state: 'rejected', error: refusal });
     expect(onGiveUp).toHaveBeenCalledWith({ reason: 'throttled', error: refusal, attempts: 1, elapsedMs: 1000 });
   });
+
+  it('reads the clock for the elapsed time only when there is a hook to tell it', async () => {
+    const plain = new AbortController();
+    const p = track(retry(() => new Promise<never>(() => {}), { signal: plain.signal }));
+    const told = new AbortController();
+    const { onGiveUp, options } = hooked({ signal: told.signal });
+    track(retry(() => new Promise<never>(() => {}), options));
+    await clock.tickAsync(100);
+    const reads = vi.spyOn(globalThis.performance, 'now');
+    try {
+      plain.abort();
+      expect(reads).not.toHaveBeenCalled();
+      told.abort();
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(onGiveUp).toHaveBeenCalledWith({ reason: 'aborted', error: told.signal.reason, attempts: 1, elapsedMs: 100 });
+    } finally {
+      reads.mockRestore();
+    }
+    await clock.tickAsync(0);
+    expect(p.state).toBe('rejected');
+  });
 });
 
 describe('hooks never change the outcome', () => {

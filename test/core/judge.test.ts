@@ -87,6 +87,42 @@ describe('judge', () => {
     expect(idempotent).not.toHaveBeenCalled();
   });
 
+  it('asks idempotent once about a value retryOnResult rejected', () => {
+    const idempotent = vi.fn(() => true);
+    const judgement = judge(
+      readOptions({ idempotent, retryOnResult: () => true, backoff: { initialDelayMs: 100, jitter: 'none' } }),
+      ctx,
+      { error: undefined, returned: { value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      notSettled,
+    );
+    expect(judgement).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
+    expect(idempotent).toHaveBeenCalledTimes(1);
+  });
+
+  it('records nothing once idempotent, asked about a rejected value, settled the call', () => {
+    let settled = false;
+    const budget = { record: vi.fn(), canRetry: vi.fn(() => true) };
+    const throttle = { admit: () => true, record: vi.fn(), error: () => new Error('never') };
+    const judgement = judge(
+      readOptions({
+        budget,
+        throttle,
+        retryOnResult: () => true,
+        idempotent: () => {
+          settled = true; // as when it aborts the caller's signal
+          return true;
+        },
+      }),
+      ctx,
+      { error: undefined, returned: { value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      () => settled,
+    );
+    expect(judgement).toEqual({ action: 'settled' });
+    expect(budget.record).not.toHaveBeenCalled();
+    expect(budget.canRetry).not.toHaveBeenCalled();
+    expect(throttle.record).not.toHaveBeenCalled();
+  });
+
   it('takes a mode’s remembered answer instead of asking the retry policy again', () => {
     const retryable = vi.fn(() => true);
     const error = new Error('x');

@@ -2,7 +2,7 @@
 // with the error itself at once (not retryable, not idempotent, a predicate that throws), or
 // with a RetryError once out of attempts.
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, type GiveUpEvent, RetryError, TimeoutError, isRetryError, retry } from '../../src/index.js';
+import { type AttemptContext, type AttemptMode, type GiveUpEvent, RetryError, TimeoutError, isRetryError, retry } from '../../src/index.js';
 import { noJitter, script } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
@@ -198,5 +198,34 @@ describe('out of attempts: a RetryError', () => {
       },
     );
     expect(isRetryError(hostile)).toBe(false);
+  });
+});
+
+describe('an attempt made by a mode, through its host', () => {
+  it('gives the mode the call’s throttle and budget', async () => {
+    const throttle = { admit: () => true, record() {}, error: () => new Error('never') };
+    const budget = { record() {}, canRetry: () => true };
+    const seen: unknown[] = [];
+    const hedge: AttemptMode = {
+      run: (fn, ctx, host) => {
+        seen.push(host.throttle, host.budget);
+        return Promise.resolve(fn(ctx));
+      },
+    };
+    expect(await retry(() => 'ok', { hedge, throttle, budget })).toBe('ok');
+    expect(seen).toEqual([throttle, budget]);
+  });
+
+  it('asks the retry policy about an attempt that failed with undefined when the mode did not ask', async () => {
+    const retryable = vi.fn(() => true);
+    let attempts = 0;
+    const hedge: AttemptMode = {
+      run: (fn, ctx) => (++attempts === 1 ? Promise.reject(undefined) : Promise.resolve(fn(ctx))),
+    };
+    const p = track(retry(() => 'ok', { hedge, retryable, backoff: noJitter }));
+    await clock.runAllAsync();
+    expect(p).toMatchObject({ state: 'resolved', value: 'ok' });
+    expect(retryable).toHaveBeenCalledTimes(1);
+    expect(retryable).toHaveBeenCalledWith(undefined, expect.objectContaining({ attempt: 1 }));
   });
 });

@@ -516,3 +516,292 @@ describe('unref: waits that do not keep the process alive', () => {
     expect(JSON.parse(stdout.trim())).toEqual({ unrefd: 'pending', refd: 'resolved' });
   });
 });
+
+describe('the queue’s own contract, items scheduled directly', () => {
+  /** An item that records the times it was called at. */
+  function item(unref?: boolean): Timed & { calls: number[] } {
+    const calls: number[] = [];
+    return { dueAt: 0, slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
+  }
+
+  it('calls the items in the order of their due times, each at its time, whatever was removed before', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.boolean(), { maxLength: 40 }),
+        (dueTimes, removed) => {
+          clock = installClock();
+          try {
+            const start = steadyNow();
+            const order: number[] = [];
+            const items = dueTimes.map((due) => {
+              const it: Timed = { dueAt: 0, slot: NOT_QUEUED, onDue: (t) => order.push(t - start) };
+              schedule(it, start + due);
+              return it;
+            });
+            items.forEach((it, i) => {
+              if (removed[i]) unschedule(it);
+            });
+            clock.tick(1000);
+            expect(order).toEqual(dueTimes.filter((_, i) => !removed[i]).sort((a, b) => a - b));
+            expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+          } finally {
+            clock.uninstall();
+            clock = undefined;
+          }
+        },
+      ),
+    );
+  });
+
+  it('moves a queued item rather than queueing it twice: one call at its new time, none once it is removed', () => {
+    clock = installClock();
+    const start = steadyNow();
+    const moved = item();
+    schedule(moved, start + 50);
+    schedule(moved, start + 100);
+    expect(queueState().queued).toBe(1);
+    clock.tick(100);
+    expect(moved.calls).toEqual([start + 100]);
+    const gone = item();
+    schedule(gone, start + 150);
+    schedule(gone, start + 200);
+    unschedule(gone);
+    expect(queueState()).toEqual({ queued: 0, timerArmed: false });
+    clock.tick(200);
+    expect(gone.calls).toEqual([]);
+  });
+
+  it('does not call an item that an earlier item of the same tick removed or moved, and calls a moved one at its new time', () => {
+    clock = installClock();
+    const start = steadyNow();
+    const removed = item();
+    const moved = item();
+    const first: Timed = {
+      dueAt: 0,
+      slot: NOT_QUEUED,
+      onDue: () => {
+        unschedule(removed);
+        schedule(moved, start + 50);
+      },
+    };
+    // All due already: the one timer turn that follows takes all three.
+    schedule(first, start - 3);
+    schedule(removed, start - 2);
+    schedule(moved, start - 1);
+    clock.tick(0);
+    expect(removed.calls).toEqual([]);
+    expect(moved.calls).toEqual([]);
+    clock.tick(50);
+    expect(moved.calls).toEqual([start + 50]);
+    expect(removed.calls).toEqual([]);
+  });
+
+  it('calls every item of a tick though some throw, then throws the first error from the timer, and still calls later items', () => {
+    clock = installClock();
+    const start = steadyNow();
+    const first = new Error('first');
+    const second = new Error('second');
+    const throwing = (error: Error): Timed => ({
+      dueAt: 0,
+      slot: NOT_QUEUED,
+      onDue: () => {
+        throw error;
+      },
+    });
+    const after = item();
+    const later = item();
+    schedule(throwing(first), start - 3);
+    schedule(throwing(second), start - 2);
+    schedule(after, start - 1);
+    schedule(later, start + 10);
+    expect(() => clock?.tick(0)).toThrow(first);
+    expect(after.calls).toEqual([start]);
+    clock.tick(10);
+    expect(later.calls).toEqual([start + 10]);
+  });
+
+  it('keeps the armed timer for an item due no earlier than it, and arms anew only for an earlier one', () => {
+    clock = installClock();
+    const start = steadyNow();
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const items = [item(), item(), item(), item()];
+    schedule(items[0] as Timed, start + 100);
+    schedule(items[1] as Timed, start + 100);
+    schedule(items[2] as Timed, start + 200);
+    expect(setTimeoutSpy.mock.calls.map((call) => call[1])).toEqual([100]);
+    schedule(items[3] as Timed, start + 50);
+    expect(setTimeoutSpy.mock.calls.map((call) => call[1])).toEqual([100, 50]);
+    expect(clock.countTimers()).toBe(1);
+    for (const it of items) unschedule(it);
+  });
+});
+
+/**
+ * Timers made by hand on a virtual clock, installed on globalThis with vi.stubGlobal, for a fresh
+ * copy of the queue module (`freshQueue`), which takes the timers present at its import as the
+ * host's own. The handles are Node's objects, numbers (browsers, Deno) or objects without
+ * ref/unref; every delay armed is recorded.
+ */
+function handClock(handles: 'node' | 'number' | 'bare object' = 'node') {
+  const clock = FakeTimers.createClock(0);
+  const delays: number[] = [];
+  const own = new Map<unknown, unknown>();
+  let nextId = 1;
+  const timers = {
+    setTimeout: (handler: () => void, delay: number): unknown => {
+      delays.push(delay);
+      const timer = clock.setTimeout(handler, delay);
+      if (handles === 'node') return timer;
+      const handle = handles === 'number' ? nextId++ : {};
+      own.set(handle, timer);
+      return handle;
+    },
+    clearTimeout: (handle: unknown) => clock.clearTimeout((handles === 'node' ? handle : own.get(handle)) as FakeTimers.TimerId),
+    performance: { now: () => clock.now },
+  };
+  return {
+    clock,
+    delays,
+    install(): void {
+      vi.stubGlobal('setTimeout', timers.setTimeout);
+      vi.stubGlobal('clearTimeout', timers.clearTimeout);
+      vi.stubGlobal('performance', timers.performance);
+    },
+  };
+}
+
+/** A copy of the queue module of its own, imported now: its host timers are the ones installed now. */
+async function freshQueue(): Promise<typeof import('../../src/runtime/timer-queue.js')> {
+  vi.resetModules();
+  return import('../../src/runtime/timer-queue.js');
+}
+
+/** An item for a fresh queue, recording the times it was called at. */
+function recorder(unref?: boolean): Timed & { calls: number[] } {
+  const calls: number[] = [];
+  return { dueAt: 0, slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
+}
+
+describe('runtimes whose timers are not Node’s', () => {
+  /**
+   * A ref'd item due at 50 and an unref one due at 100; once the first ran, a ref'd one is queued
+   * and removed again. Returns the items.
+   */
+  function refChanges(host: ReturnType<typeof handClock>, queue: Awaited<ReturnType<typeof freshQueue>>) {
+    const loud = recorder();
+    const quiet = recorder(true);
+    const briefly = recorder();
+    queue.schedule(loud, 50);
+    queue.schedule(quiet, 100);
+    host.clock.tick(50);
+    queue.schedule(briefly, 200);
+    queue.unschedule(briefly);
+    host.clock.tick(50);
+    expect(queue.queueState()).toEqual({ queued: 0, timerArmed: false });
+    return { loud, quiet, briefly };
+  }
+
+  it.each(['number', 'bare object'] as const)(
+    'waits, and refs and unrefs nothing, where timer handles are %ss with no ref/unref and there is no Deno',
+    async (handles) => {
+      const host = handClock(handles);
+      host.install();
+      const queue = await freshQueue();
+      const { loud, quiet, briefly } = refChanges(host, queue);
+      expect([loud.calls, quiet.calls, briefly.calls]).toEqual([[50], [100], []]);
+    },
+  );
+
+  it('tells Deno.refTimer/unrefTimer of the armed timer exactly when whether it keeps the process alive changes', async () => {
+    const host = handClock('number');
+    host.install();
+    const told: Array<[string, unknown]> = [];
+    vi.stubGlobal('Deno', { refTimer: (id: unknown) => told.push(['ref', id]), unrefTimer: (id: unknown) => told.push(['unref', id]) });
+    const queue = await freshQueue();
+    const { loud, quiet } = refChanges(host, queue);
+    expect([loud.calls, quiet.calls]).toEqual([[50], [100]]);
+    // Timer 1 (for 50) is ref'd as armed; timer 2 (for 100) waits for the unref item alone, then
+    // for a ref'd one too while it is queued. Nothing about a timer that is not armed.
+    expect(told).toEqual([
+      ['unref', 2],
+      ['ref', 2],
+      ['unref', 2],
+    ]);
+  });
+});
+
+describe('the backstop behind a timer on a clock that is not the host’s', () => {
+  it('arms one host timer per wait on the host’s own timers, and no backstop', async () => {
+    const host = handClock();
+    host.install();
+    const queue = await freshQueue();
+    const wait = recorder();
+    queue.schedule(wait, 100);
+    expect(host.delays).toEqual([100]);
+    expect(host.clock.countTimers()).toBe(1);
+    host.clock.tick(100);
+    expect(wait.calls).toEqual([100]);
+    expect(host.clock.countTimers()).toBe(0);
+  });
+
+  it('looks first when the wait would end (within a second), then once a second, and goes with the timer', async () => {
+    const host = handClock();
+    host.install();
+    const queue = await freshQueue();
+    const virtual = handClock();
+    virtual.install();
+    const soon = recorder();
+    queue.schedule(soon, 20);
+    expect(virtual.delays).toEqual([20]);
+    expect(host.delays).toEqual([20]);
+    host.clock.tick(20); // the virtual clock is still installed: look again in a second
+    expect(host.delays).toEqual([20, 1000]);
+    virtual.clock.tick(20);
+    expect(soon.calls).toEqual([20]);
+    expect(host.clock.countTimers()).toBe(0); // the backstop went with the timer
+    const late = recorder();
+    queue.schedule(late, 5020);
+    expect(host.delays).toEqual([20, 1000, 1000]);
+    queue.unschedule(late);
+    expect(host.clock.countTimers()).toBe(0);
+    expect(queue.queueState()).toEqual({ queued: 0, timerArmed: false });
+  });
+
+  it.each(['node', 'number'] as const)(
+    'resumes a wait whose virtual clock was removed on the host’s timers (%s handles)',
+    async (handles) => {
+      const host = handClock(handles);
+      host.install();
+      const queue = await freshQueue();
+      const virtual = handClock();
+      virtual.install();
+      const wait = recorder();
+      queue.schedule(wait, 20);
+      host.install(); // the virtual clock is removed; its timer never fires
+      host.clock.tick(19);
+      expect(wait.calls).toEqual([]);
+      // The backstop looked at 20 and re-armed on the host for the 20 ms the wait had left.
+      host.clock.tick(21);
+      expect(wait.calls).toHaveLength(1);
+      expect(queue.queueState()).toEqual({ queued: 0, timerArmed: false });
+      expect(host.clock.countTimers()).toBe(0);
+    },
+  );
+
+  it('works on timers installed after it was imported where there were none, without a backstop', async () => {
+    vi.stubGlobal('setTimeout', undefined);
+    vi.stubGlobal('clearTimeout', undefined);
+    const queue = await freshQueue();
+    const later = handClock();
+    later.install();
+    const wait = recorder();
+    const dropped = recorder();
+    queue.schedule(wait, 20);
+    queue.schedule(dropped, 30);
+    queue.unschedule(dropped);
+    later.clock.tick(30);
+    expect([wait.calls, dropped.calls]).toEqual([[20], []]);
+    expect(queue.queueState()).toEqual({ queued: 0, timerArmed: false });
+  });
+});
