@@ -71,7 +71,7 @@ export class RetryError extends BrandedError {
  * catch (e) { if (isRetryError(e)) metrics.count(`gave_up_${e.reason}`); else throw e; }
  */
 export function isRetryError(error: unknown): error is RetryError {
-  return hasBrand(error, 'RetryError') || error instanceof RetryError;
+  return error instanceof RetryError;
 }
 
 /**

@@ -4,12 +4,14 @@
 // cause; and `permanent()`, which stops retry() from inside fn.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as errors from '../src/errors.js';
 import { GcsUploadError, HttpStatusError, PermanentError, RetryError, TimeoutError, isPermanent, permanent } from '../src/errors.js';
 import { createRetryBudget, isTransient, retry } from '../src/index.js';
-import { httpError, track, useVirtualClock } from './helpers/clock.js';
+import { httpError, installClock, track, useVirtualClock } from './helpers/clock.js';
 
 type ErrorsModule = typeof errors;
 /** The module as the tests import it (the first copy), to index by class name. */
@@ -107,6 +109,21 @@ describe('every error class', () => {
     error.name = 'Renamed';
     expect(error.name).toBe('Renamed');
     expect(error instanceof copy[name]).toBe(true);
+  });
+
+  it.each(classNames)('%s: its own name is configured as Error.prototype’s: writable, configurable, not enumerable', (name) => {
+    const error = makers[name](errors);
+    expect(Object.getOwnPropertyDescriptor(error, 'name')).toEqual({ value: name, writable: true, enumerable: false, configurable: true });
+    // Configurable, so a logger or a subclass may redefine it, or delete it to read the class's getter.
+    expect(delete (error as { name?: string }).name).toBe(true);
+    expect(error.name).toBe(name);
+  });
+
+  it.each(classNames)('%s: Symbol.hasInstance answers a boolean, false for a hostile value', (name) => {
+    for (const m of [errors, copy]) {
+      expect(m[name][Symbol.hasInstance](hostile())).toBe(false);
+      expect(m[name][Symbol.hasInstance](makers[name](errors))).toBe(true);
+    }
   });
 
   it.each(classNames)('%s: has no own property for what it was not given', (name) => {
@@ -208,6 +225,61 @@ describe('messages', () => {
     const cycle: Error & { cause?: unknown } = new Error('loop');
     cycle.cause = new Error('inner', { cause: cycle });
     expect(new RetryError('attempts', 2, 0, cycle).message).toMatch(/^gave up after 2 attempts in 0 ms \(out of attempts\): loop/);
+  });
+
+  it('RetryError: quotes the first three errors of an AggregateError, and the message of one that holds none', () => {
+    const refused = (port: number) =>
+      Object.assign(new Error(`connect ECONNREFUSED 127.0.0.1:${port}`), { code: 'ECONNREFUSED', address: '127.0.0.1', port });
+    const four = new AggregateError([refused(1), refused(2), refused(3), refused(4)], '');
+    expect(new RetryError('attempts', 2, 5, new TypeError('fetch failed', { cause: four })).message).toBe(
+      'gave up after 2 attempts in 5 ms (out of attempts): fetch failed (ECONNREFUSED 127.0.0.1:1, ECONNREFUSED 127.0.0.1:2, ECONNREFUSED 127.0.0.1:3)',
+    );
+    const none = new AggregateError([], 'no address to try');
+    expect(new RetryError('attempts', 2, 5, new TypeError('fetch failed', { cause: none })).message).toBe(
+      'gave up after 2 attempts in 5 ms (out of attempts): fetch failed (no address to try)',
+    );
+  });
+
+  it('RetryError: quotes the path of a Unix socket, which has no port (a real fetch over a socket file nothing serves)', async () => {
+    // Node's fetch takes an undici dispatcher; its Agent class is the global dispatcher's.
+    await fetch('http://127.0.0.1:1/').catch(() => {});
+    const Agent = (globalThis as Record<symbol, { constructor: new (options: object) => { close(): Promise<void> } }>)[
+      Symbol.for('undici.globalDispatcher.1')
+    ]!.constructor;
+    const socketPath = join(tmpdir(), `tenacious-${process.pid}-nothing.sock`);
+    const dispatcher = new Agent({ connect: { socketPath } });
+    try {
+      const failure: unknown = await fetch('http://localhost/', { dispatcher } as RequestInit).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ message: 'fetch failed', cause: { code: 'ENOENT', address: socketPath } });
+      expect(Object.hasOwn((failure as Error).cause as object, 'port')).toBe(false);
+      expect(new RetryError('attempts', 3, 9, failure).message).toBe(
+        `gave up after 3 attempts in 9 ms (out of attempts): fetch failed (ENOENT ${socketPath})`,
+      );
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('RetryError: a thrown undefined is not taken for a value retryOnResult rejected, and a cause beside a value is quoted', async () => {
+    const clock = installClock();
+    try {
+      const p = track(
+        retry(
+          () => {
+            throw undefined;
+          },
+          { maxAttempts: 2, backoff: { initialDelayMs: 10, jitter: 'none' } },
+        ),
+      );
+      await clock.tickAsync(10);
+      expect(p.error).toBeInstanceOf(RetryError);
+      expect((p.error as RetryError).message).toBe('gave up after 2 attempts in 10 ms (out of attempts)');
+    } finally {
+      clock.uninstall();
+    }
+    expect(new RetryError('attempts', 1, 0, new Error('busy'), { done: false }).message).toBe(
+      'gave up after 1 attempt in 0 ms (out of attempts): busy',
+    );
   });
 
   it('PermanentError: quotes what it wraps', () => {

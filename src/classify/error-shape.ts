@@ -85,7 +85,7 @@ export function grpcCodeOf(error: unknown): number | undefined {
     // 11…), not a gRPC status; its name says what it is.
     if (isInteger(code) && code >= 1 && code <= 16 && !isDomException(e)) return code;
     const named = typeof code === 'string' ? code : typeof e.status === 'string' ? e.status : undefined;
-    return named !== undefined && Object.hasOwn(GrpcStatus, named) && named !== 'OK' ? GrpcStatus[named as GrpcStatusName] : undefined;
+    return Object.hasOwn(GrpcStatus, named as string) && named !== 'OK' ? GrpcStatus[named as GrpcStatusName] : undefined;
   });
 }
 
@@ -211,9 +211,9 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
     if (isFiniteNumber(e.retryAfterMs) && e.retryAfterMs >= 0) {
       return e.retryAfterMs;
     }
-    const response = isBag(e.response) ? e.response : undefined;
+    const fromResponse = isBag(e.response) ? e.response.headers : undefined;
     // The response's headers first; a Retry-After there, even a malformed one, is the answer.
-    const headers = headerValue(response?.headers, 'retry-after') === undefined ? e.headers : response?.headers;
+    const headers = headerValue(fromResponse, 'retry-after') === undefined ? e.headers : fromResponse;
     return headerValue(headers, 'retry-after') === undefined ? pushbackOf(e.metadata) : retryAfterIn(headers, nowMs);
   });
 }

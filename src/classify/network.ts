@@ -143,7 +143,7 @@ export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
 export const timedOut: RetryPredicate = (error) =>
   firstInChain(error, (e) => {
     if (e.name === 'TimeoutError' || e.code === 'TimeoutError') return true;
-    if (typeof e.code === 'string' && TIMEOUT_ERROR_CODES.has(e.code)) return true;
+    if (TIMEOUT_ERROR_CODES.has(e.code as string)) return true;
     if (e.type === 'request-timeout' || e.type === 'body-timeout') return true;
     return abortedByTimeout(e.config) ? true : undefined;
   }) === true;

@@ -3,7 +3,7 @@
  * failure proves that no byte of the request reached the server, because there never was a
  * connection to carry it.
  */
-import { firstInChain } from '../util/cause-chain.js';
+import { firstInChain, isBag } from '../util/cause-chain.js';
 import { isSystemCode } from './error-shape.js';
 
 /**
@@ -96,20 +96,16 @@ export function notSent(error: unknown): boolean {
 
 function provesNotSent(level: Record<string, unknown>, nested = 0): boolean {
   const { code } = level;
-  if (typeof code === 'string' && NOT_SENT_CODES.has(code)) return true;
+  if (NOT_SENT_CODES.has(code as string)) return true;
   if (isSystemCode(code) && NOT_SENT_SYSCALLS.has(level.syscall)) return true;
   // Node's happy eyeballs (autoSelectFamily) tries each address and reports them all.
   const { errors } = level;
   // Nested once at most: the attempts of one connect, never errors of errors (nor a cycle).
-  if (nested === 0 && Array.isArray(errors) && errors.length > 0 && errors.every((e) => isObject(e) && provesNotSent(e, 1))) {
+  if (nested === 0 && Array.isArray(errors) && errors.length > 0 && errors.every((e) => isBag(e) && provesNotSent(e, 1))) {
     return true;
   }
   const { name } = level;
   return (name === 'Error' || name === 'TypeError') && typeof level.message === 'string' && DENO_CONNECT_FAILURE.test(level.message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
 /**

@@ -25,8 +25,9 @@ export function causeText(cause: unknown): string {
       return undefined;
     });
     // The cause itself is its own root when nothing is under it: then only its code adds to
-    // its message (`socket hang up (ECONNRESET)`), and a root already quoted adds nothing.
-    const more = root === undefined ? '' : rootOf(root);
+    // its message (`socket hang up (ECONNRESET)`), and a root already quoted adds nothing. A
+    // cause that is no object has no root: rootOf throws on undefined, caught below.
+    const more = rootOf(root as Bag);
     if (more && !text.includes(more)) text = text ? `${text} (${more})` : more;
   } catch {
     // What was read before the throw is kept.
@@ -36,8 +37,8 @@ export function causeText(cause: unknown): string {
 
 /** The message of an error-like value: an object with a string `message`, else ''. */
 function messageOf(value: unknown): string {
-  // A primitive has no own `message`; only null and undefined cannot be read at all.
-  const message = (value as Bag | null | undefined)?.message;
+  // A primitive has no own `message`; null and undefined throw here, caught by causeText.
+  const message = (value as Bag).message;
   return typeof message === 'string' ? message : '';
 }
 

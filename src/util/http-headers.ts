@@ -38,6 +38,7 @@ export function parseRetryAfter(value: string, nowMs: number = Date.now()): numb
  */
 function serverNow(headers: unknown): number | undefined {
   const date = headerValue(headers, 'date');
+  // Stryker disable next-line ConditionalExpression: httpDate(undefined) is undefined too (Date.parse('undefined') is NaN)
   return date === undefined ? undefined : httpDate(date);
 }
 

@@ -293,6 +293,17 @@ describe('notSent', () => {
     expect(notSent(new AggregateError([new AggregateError([refused])]))).toBe(false);
   });
 
+  it('an AggregateError holding null or undefined beside a real refusal proves nothing, and reading it does not throw', async () => {
+    const port = await closedPort();
+    const refused = await new Promise<Error>((resolve) => {
+      connect({ port, host: '127.0.0.1' }).on('error', resolve);
+    });
+    expect(notSent(new AggregateError([refused, refused]))).toBe(true);
+    expect(notSent(new AggregateError([refused, null]))).toBe(false);
+    expect(notSent(new AggregateError([refused, undefined]))).toBe(false);
+    expect(notSent(new TypeError('fetch failed', { cause: new AggregateError([null, refused]) }))).toBe(false);
+  });
+
   it('a system code with a syscall other than connect or getaddrinfo proves nothing; a non-system code with connect neither', () => {
     expect(notSent(Object.assign(new Error('x'), { code: 'EHOSTUNREACH', syscall: 'write' }))).toBe(false);
     expect(notSent(Object.assign(new Error('x'), { code: 'EAI_FAIL', syscall: 'getaddrinfo' }))).toBe(true);
@@ -311,6 +322,13 @@ describe('notSent', () => {
     expect(notSent(new TypeError('proxy said: error sending request for url (x): client error (Connect): '))).toBe(false);
     // A connection that broke after connecting.
     expect(notSent(new Error(message.replace('(Connect)', '(SendRequest)')))).toBe(false);
+  });
+
+  it('reads the Deno message only when it is a string: an object that prints as Deno words is not converted', () => {
+    const words = { toString: () => 'error sending request for url (http://127.0.0.1:1/): client error (Connect): tcp connect error' };
+    const odd = Object.defineProperty(new Error('x'), 'message', { value: words });
+    expect(notSent(odd)).toBe(false);
+    expect(notSent(new TypeError('fetch failed', { cause: odd }))).toBe(false);
   });
 
   it("walks gaxios 6's `error` when there is no cause, and stops at a reset above a refusal", () => {

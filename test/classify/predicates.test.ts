@@ -403,6 +403,16 @@ describe('networkError: edge cases', () => {
     expect(networkError(new Error('the Client network socket disconnected'))).toBe(false);
   });
 
+  it('matches workerd\'s "Network connection lost." only as the whole message', () => {
+    expect(networkError(new Error('Network connection lost.'))).toBe(true);
+    expect(networkError(new Error('upstream said: Network connection lost.'))).toBe(false);
+  });
+
+  it('takes a fetch TypeError whose cause is null as one without a cause: a network failure', () => {
+    expect(networkError(new TypeError('Failed to fetch', { cause: null }))).toBe(true);
+    expect(isTransient(new TypeError('fetch failed', { cause: null }))).toBe(true);
+  });
+
   it('reads messages to eight levels of cause, and ends on a cycle', () => {
     expect(networkError(wrapped(new TypeError('fetch failed'), 7))).toBe(true);
     expect(networkError(wrapped(new TypeError('fetch failed'), 8))).toBe(false);
@@ -440,6 +450,12 @@ describe('isTransient on error-like values that are not Error instances', () => 
     expect(isTransient({ name: 'ThrottledError', message: 'refused' })).toBe(false);
   });
 
+  it("reads an object's name and code only when it has a string name: nameless, even Bun's TooManyRedirects is retried", () => {
+    expect(isTransient({ name: 'Error', code: 'TooManyRedirects' })).toBe(false);
+    expect(isTransient({ code: 'TooManyRedirects' })).toBe(true);
+    expect(isTransient({ name: 5, code: 'TooManyRedirects' })).toBe(true);
+  });
+
   it('retries other plain objects, null, and objects without a string name', () => {
     expect(isTransient({ name: 'Oops', message: 'x' })).toBe(true);
     expect(isTransient({ name: 5 })).toBe(true);
@@ -464,6 +480,13 @@ describe('httpStatus', () => {
     }
   });
 
+  it('takes a class only as a string: an array or an object that prints as one is refused', () => {
+    expect(() => httpStatus(['5xx'] as never)).toThrow(
+      new RangeError(`httpStatus: each code must be an integer from 100 to 599 or a class such as '5xx', got ["5xx"]`),
+    );
+    expect(() => httpStatus({ toString: () => '4xx' } as never)).toThrow(RangeError);
+  });
+
   it('does not match an error without a status', () => {
     expect(httpStatus('5xx')(new Error('no status'))).toBe(false);
   });
@@ -479,6 +502,14 @@ describe('grpcCode', () => {
     for (const bad of [-1, 17, 14.5, '14', 'unavailable', 'toString']) {
       expect(() => grpcCode(bad as never), String(bad)).toThrow(RangeError);
     }
+  });
+
+  it('takes a name only as a string, and says what it wants of a bad one', () => {
+    expect(() => grpcCode(['UNAVAILABLE'] as never)).toThrow(
+      new RangeError('grpcCode: each code must be a gRPC code name or 0..16, got ["UNAVAILABLE"]'),
+    );
+    expect(() => grpcCode({ toString: () => 'ABORTED' } as never)).toThrow(RangeError);
+    expect(grpcCode('ABORTED')(withProps({ code: 10 }))).toBe(true);
   });
 });
 

@@ -1,8 +1,10 @@
 // util/check.ts: describe() renders the bad value in every validation message (each kind of value
 // once), and checkOptions / mustError / readChecked give every module the same option errors.
 import { describe as group, expect, it } from 'vitest';
+import { retry } from '../../src/index.js';
 import {
   SIGNAL,
+  answerOf,
   atLeast,
   checkOptions,
   describe,
@@ -42,6 +44,11 @@ group('describe (values in error messages)', () => {
     expect(describe(new TypeError('x'))).toBe('an Error');
     expect(describe([1, 'a'])).toBe('[1,"a"]');
     expect(describe(Object.create(null))).toBe('{}');
+  });
+
+  it('says "a", not "an", before a kind whose first letter is no vowel, whatever vowels follow', () => {
+    expect(describe(new Float64Array(1))).toBe('a Float64Array');
+    expect(describe(new WeakMap())).toBe('a WeakMap');
   });
 
   it('falls back to the object tag for what JSON cannot write', () => {
@@ -93,6 +100,25 @@ group('checkOptions (the one option checker)', () => {
     expect(() => checkOptions('make', { size: undefined }, rules)).not.toThrow();
   });
 
+  it('takes an options literal as plain even when Object.prototype was given a Symbol.toStringTag (pollution)', () => {
+    const proto = Object.prototype as { [Symbol.toStringTag]?: string };
+    let read: unknown;
+    proto[Symbol.toStringTag] = 'Polluted';
+    try {
+      // Asserted after the clean-up: the assertion library reads the tag too.
+      read = readChecked('make', { name: 'a' }, rules).name;
+    } catch (error) {
+      read = error;
+    } finally {
+      delete proto[Symbol.toStringTag];
+    }
+    expect(read).toBe('a');
+    // A literal that says it is something else is taken at its word.
+    expect(() => checkOptions('make', { [Symbol.toStringTag]: 'Object' }, rules)).toThrow(
+      new TypeError('make: options must be a plain object, got {}'),
+    );
+  });
+
   it('readChecked returns every field, own values only, with no prototype to read through', () => {
     const values = readChecked('make', Object.assign(Object.create({ name: 'inherited' }) as object, { size: 2 }), rules);
     expect(Object.getPrototypeOf(values)).toBeNull();
@@ -128,6 +154,25 @@ group('the shared rules and helpers', () => {
     expect(() => checkOptions('upload', { retryOnResult: false }, rules)).toThrow(
       new TypeError('upload: options.retryOnResult must be left out (uploads judge by protocol), got false'),
     );
+  });
+
+  it('answerOf takes what a predicate returned as a boolean, null and undefined as false; a promise is refused', async () => {
+    expect(answerOf('make', 'retryable', undefined)).toBe(false);
+    expect(answerOf('make', 'retryable', null)).toBe(false);
+    expect(answerOf('make', 'retryable', 1)).toBe(true);
+    expect(() => answerOf('make', 'retryable', Promise.resolve(false))).toThrow(
+      new TypeError('make: options.retryable must return a boolean, got a promise'),
+    );
+    // As retry() asks it: a predicate that returns nothing means "do not retry".
+    const busy = new Error('busy');
+    let attempts = 0;
+    const failing = () => {
+      attempts++;
+      throw busy;
+    };
+    await expect(retry(failing, { retryable: () => undefined as unknown as boolean })).rejects.toBe(busy);
+    await expect(retry(failing, { retryable: () => null as unknown as boolean })).rejects.toBe(busy);
+    expect(attempts).toBe(2);
   });
 
   it('drawFrom checks every draw, naming where the rng came from', () => {
