@@ -72,6 +72,12 @@ for (const source of sources) {
   const entry = report.files[source];
   if (!entry) throw new Error(`no mutants of ${source} in the report`);
   const original = readFileSync(source, 'utf8');
+  // Interrupted, the file is put back before the process ends: never leave a mutant in src/.
+  const restore = () => {
+    writeFileSync(source, original);
+    process.exit(130);
+  };
+  process.once('SIGINT', restore).once('SIGTERM', restore);
   try {
     for (const m of entry.mutants) {
       if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
@@ -104,6 +110,7 @@ for (const source of sources) {
     }
   } finally {
     writeFileSync(source, original);
+    process.off('SIGINT', restore).off('SIGTERM', restore);
   }
 }
 console.log(`${survivors} survived`);

@@ -124,8 +124,8 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     const status = exitStatusOf(outcome, signalNumbers);
     if (timedOut) {
       // It hung: a failed attempt whatever status SIGTERM left it with.
-      // Only its identity is read (finish() and onRetry print their own text).
-      const error = new TimeoutError();
+      // Stryker disable next-line StringLiteral: only its identity is read (finish() and onRetry print their own text); the message is for a debugger
+      const error = new TimeoutError(`attempt ${ctx.attempt} timed out after ${formatDuration(attemptTimeoutMs)}`);
       lastTimeout = { error, status };
       throw error;
     }
