@@ -949,9 +949,11 @@ describe('a hedged attempt: when it ends', () => {
     const controller = new AbortController();
     const reason = new Error('user left');
     const { fn, starts } = backend({ ms: 5, error: httpError(503) }, { ms: 5, error: httpError(503) });
-    const p = track(retry(fn, { signal: controller.signal, maxAttempts: 3, hedge: hedging({ delayMs: 50 }) }));
+    // A fixed 1 s backoff: a jittered one could end inside the 20 ms looked at.
+    const backoff = { initialDelayMs: 1000, multiplier: 1, maxDelayMs: 1000, jitter: 'none' } as const;
+    const p = track(retry(fn, { signal: controller.signal, maxAttempts: 3, backoff, hedge: hedging({ delayMs: 50 }) }));
     await clock.tickAsync(20);
-    expect(starts).toEqual([0, 5]);
+    expect(starts).toEqual([0, 5]); // copy 2 goes at once when copy 1 fails; then the call sleeps
     controller.abort(reason);
     await clock.tickAsync(0);
     expect(p).toMatchObject({ state: 'rejected', error: reason });
