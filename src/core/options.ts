@@ -15,8 +15,10 @@ import type {
   RetryOptions,
   RetryPredicate,
   SuccessEvent,
+  Telemetry,
+  TelemetryCall,
 } from '../types.js';
-import { BOOLEAN, FUNCTION, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
@@ -54,8 +56,15 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
   readonly hedge: AttemptMode | undefined;
+  /** The `telemetry` option with the call's `name` and `service`, as `start` is told them; undefined without one. */
+  readonly telemetry: TelemetrySetup | undefined;
   /** The entry point the options were given to, named by the errors about them. */
   readonly where: string;
+}
+
+/** A call's `telemetry` and what it is told at each call's start: one object for every call. */
+export interface TelemetrySetup extends TelemetryCall {
+  readonly telemetry: Telemetry;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -85,6 +94,9 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
   return config;
 }
 
+/** A name, for telemetry. */
+const NAME: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
+
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
 export const RETRY_RULES = {
   // A function passes here, and readBackoffPolicy refuses it as not a plain object.
@@ -109,6 +121,9 @@ export const RETRY_RULES = {
   rng: FUNCTION,
   unref: BOOLEAN,
   hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
+  telemetry: FUNCTION,
+  name: NAME,
+  service: NAME,
 } satisfies FieldRules;
 
 /**
@@ -135,6 +150,9 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     rng: undefined,
     unref: undefined,
     hedge: undefined,
+    telemetry: undefined,
+    name: undefined,
+    service: undefined,
   };
   checkOptions(where, options, RETRY_RULES, o, path);
   const config = makeConfig(
@@ -155,6 +173,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
+    o.telemetry && { telemetry: o.telemetry, name: o.name, service: o.service },
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
@@ -183,6 +202,7 @@ function makeConfig(
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
+  telemetry: TelemetrySetup | undefined,
   where: string,
 ): RetryConfig {
   return {
@@ -206,6 +226,7 @@ function makeConfig(
     rng,
     unref,
     hedge,
+    telemetry,
     where,
   };
 }
@@ -234,6 +255,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   Math.random,
   false,
+  undefined,
   undefined,
   'retry',
 );

@@ -6,7 +6,7 @@
 import { isTransient } from '../classify/predicates.js';
 import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
 import { retry } from '../core/retry.js';
-import type { AttemptContext, RetryBudget, RetryPredicate } from '../types.js';
+import type { AttemptContext, RetryBudget, RetryPredicate, Telemetry } from '../types.js';
 import { type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type HedgingOptions, HEDGING_RULES, hedgingMode } from './hedging.js';
 
@@ -31,13 +31,19 @@ export interface HedgeOptions extends HedgingOptions {
   signal?: AbortSignal;
   /** A retry budget shared with other calls: each extra copy costs a token, as a failure does. */
   budget?: RetryBudget;
+  /** Where the call's telemetry goes (see `RetryOptions.telemetry`): each copy is a send of its own. */
+  telemetry?: Telemetry;
+  /** The operation's name, for telemetry. */
+  name?: string;
+  /** The service called, for telemetry (`gcp.client.service`). */
+  service?: string;
 }
 
 /** hedging()'s rules, and retry()'s own for the call's options hedge() takes. */
 const RULES: FieldRules = /* @__PURE__ */ hedgeRules(RETRY_RULES);
 
-function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget }: typeof RETRY_RULES): FieldRules {
-  return { ...HEDGING_RULES, deadlineMs, retryable, idempotent, signal, budget };
+function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget, telemetry, name, service }: typeof RETRY_RULES): FieldRules {
+  return { ...HEDGING_RULES, deadlineMs, retryable, idempotent, signal, budget, telemetry, name, service };
 }
 
 /**
@@ -72,6 +78,9 @@ export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
     // Not given, they are undefined: retry() reads an undefined option as one not given.
     signal: o.signal,
     budget: o.budget,
+    telemetry: o.telemetry,
+    name: o.name,
+    service: o.service,
     hedge: mode,
   });
 }

@@ -156,7 +156,7 @@ describe('gcs(): whether the request may be resent', () => {
     [
       { operation: 'objects.get', operaton: 'x' },
       TypeError,
-      /^gcs: unknown option "operaton" \(known: backoff, .*, hedge, maxDelayMs, operation, preconditions, strategy\)$/,
+      /^gcs: unknown option "operaton" \(known: backoff, .*, hedge, telemetry, name, service, maxDelayMs, operation, preconditions, strategy\)$/,
     ],
     [{ operation: 'objects.get', backoff: { jitter: 'lots' } }, TypeError, /^gcs: options\.backoff\.jitter must be/],
     ['objects.get', TypeError, /^gcs: options must be an object, got "objects\.get"$/],
