@@ -1,8 +1,10 @@
 /**
  * Bundle size: what a bundler keeps of the package for a given import, minified and gzipped.
  * esbuild bundles and minifies a module that imports the package by name, each of its entry
- * points (`tenacious`, `tenacious/fetch`, `tenacious/google`) resolved to its source in src/
- * (neutral platform, ES2022, as tsup builds dist/); node:zlib gzips it at level 9.
+ * points (`tenacious`, `tenacious/fetch`, `tenacious/google`, `tenacious/otel`) resolved to its
+ * source in src/ (neutral platform, ES2022, as tsup builds dist/); node:zlib gzips it at level 9.
+ * `@opentelemetry/api`, the optional peer dependency of `tenacious/otel`, is the application's
+ * and stays outside the measured bundle.
  * Deterministic, so test/size.test.ts checks the limits below in `npm test`, and `npm run bench`
  * prints them.
  */
@@ -25,7 +27,11 @@ export const ENTRIES = {
   tenacious: 'src/index.ts',
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
+  'tenacious/otel': 'src/otel/index.ts',
 } as const;
+
+/** Packages the measured bundles import instead of holding: the peer dependencies. */
+export const EXTERNAL = ['@opentelemetry/api'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -143,6 +149,7 @@ export async function measureBundle(source: string): Promise<BundleSize> {
   const result = await build({
     stdin: { contents: source, resolveDir: root, loader: 'ts', sourcefile: 'entry.ts' },
     plugins: [entryPoints],
+    external: EXTERNAL,
     bundle: true,
     minify: true,
     format: 'esm',

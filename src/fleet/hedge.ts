@@ -3,8 +3,7 @@
  * The engine (core/run.ts) keeps the deadline and the caller's signal; the hedging mode
  * (hedging.ts) races the copies.
  */
-import { isTransient } from '../classify/predicates.js';
-import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
+import { RETRY_RULES } from '../core/options.js';
 import { retry } from '../core/retry.js';
 import type { AttemptContext, RetryBudget, RetryPredicate, Telemetry } from '../types.js';
 import { type FieldRules, mustError, readChecked } from '../util/check.js';
@@ -70,17 +69,8 @@ export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   if (typeof fn !== 'function') throw mustError('hedge: fn', 'be a function', fn);
   const o = readChecked('hedge', options, RULES) as HedgeOptions;
   const mode = hedgingMode('hedge', o);
-  return retry(fn, {
-    maxAttempts: 1,
-    deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    retryable: o.retryable ?? isTransient,
-    idempotent: o.idempotent ?? true,
-    // Not given, they are undefined: retry() reads an undefined option as one not given.
-    signal: o.signal,
-    budget: o.budget,
-    telemetry: o.telemetry,
-    name: o.name,
-    service: o.service,
-    hedge: mode,
-  });
+  // The call's options (hedging's own left out) were checked above; those not given are
+  // retry()'s defaults, the same as hedge()'s: the deadline, isTransient, idempotent.
+  const { delayMs, hedger, maxCopies, onHedge, ...call } = o;
+  return retry(fn, { ...call, maxAttempts: 1, hedge: mode });
 }
