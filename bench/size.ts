@@ -65,7 +65,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // messages and permanent() (~210 B), the one event stream (onEvent, ~220 B), decide() made
     // pure (~110 B), withRetry's calls without a closure; the one options reader took ~100 B back.
     // 8,383 B with option reading made fast again (a plain object known by its prototype).
-    limitBytes: 8450,
+    // 8,600 for issue 23's telemetry seam (8,365 → 8,518 B, +153): the `telemetry`, `name` and
+    // `service` options and their checks, one config field, and core/telemetry.ts (a call with
+    // telemetry runs under a copy of its config: the event stream teed, each send in a mode).
+    limitBytes: 8600,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -76,8 +79,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 11,043 B: the engine, the classification, every error class, the budget, the throttle
     // and hedge() (about 2 kB with its hedger and latency window). 11,724 B with the one
     // engine's seams (see the first budget) and hedging as a mode of an attempt.
-    // 12,380 B after the rest of the session (see the first budget).
-    limitBytes: 12_500,
+    // 12,380 B after the rest of the session (see the first budget). 12,498 B with issue 23's
+    // telemetry seam (+154 B from 12,344; see the first budget); its OpenTelemetry side is
+    // 'tenacious/otel', not here.
+    limitBytes: 12_600,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -87,7 +92,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/fetch';`,
     targetBytes: undefined,
     // 13,097 B with retryFetch in named stages, the event stream and root causes in errors.
-    limitBytes: 13_200,
+    // 13,213 B with issue 23's telemetry seam (+153 B from 13,060).
+    limitBytes: 13_300,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -95,8 +101,19 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the Google entry, 'tenacious/google'",
     source: `export * from '${ENTRY}/google';`,
     targetBytes: undefined,
-    // 18,292 B after the rest of the session.
-    limitBytes: 18_400,
+    // 18,292 B after the rest of the session. 18,461 B with issue 23 (+266 B from 18,195): the
+    // telemetry seam, and the presets naming the service and gcs() the operation, one shared
+    // preset per operation.
+    limitBytes: 18_550,
+  },
+  {
+    // Issue 23: OpenTelemetry from the event stream. 3,627 B measured, without
+    // @opentelemetry/api (the application's: see EXTERNAL), with the error-shape readers it
+    // names `error.type` by and the options checker.
+    name: "the OpenTelemetry entry, 'tenacious/otel'",
+    source: `export * from '${ENTRY}/otel';`,
+    targetBytes: undefined,
+    limitBytes: 3700,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -108,7 +125,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: 17_000,
     // 20,823 B on the one engine: the loops it replaced paid for its seams.
     // 21,462 B after the rest of the session; 21,501 B with option reading made fast again.
-    limitBytes: 21_600,
+    // 23,242 B with issue 23: 'tenacious/otel' (3,627 B alone, less what it shares) and the seam.
+    limitBytes: 23_350,
   },
 ];
 
@@ -194,8 +212,8 @@ export interface Feature {
 /** What `retry` and `computeDelay` are made of, feature by feature (BENCHMARKS.md's table). */
 export const CORE_FEATURES: readonly Feature[] = [
   {
-    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome',
-    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome)\.ts$/,
+    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome, the telemetry seam',
+    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome|telemetry)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },
