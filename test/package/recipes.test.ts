@@ -53,7 +53,6 @@ function fencesOf(markdown: string): Fence[] {
   return fences;
 }
 
-
 interface Snippet {
   /** Where the snippet comes from, for error messages. */
   source: string;
