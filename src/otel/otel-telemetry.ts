@@ -93,20 +93,23 @@ const UNOBSERVED: CallTelemetry = { event() {}, attempt: (_ctx, run) => run() };
 
 /** The telemetry of one call: its span, and what its metrics need to remember between events. */
 class CallSpan implements CallTelemetry {
-  /** The context the call was made in: the parent of its span. */
-  readonly #parent: Context;
+  /** The span of the call (of its current run, once a settled call was resumed). */
+  #span: Span;
   /** The context the attempts run in: the caller's, with the call span. */
   #context: Context;
+  /** Sends so far: plain attempts and hedged copies (resendCountHook's number). */
   #sends = 0;
+  /** Retries so far, and the milliseconds waited before them (the call's metrics). */
   #retries = 0;
   #waitedMs = 0;
   /** When the running attempt began (ms since the call began); undefined between attempts. */
   #attemptAt: number | undefined = undefined;
   /** The call's metrics were recorded: a resumed run's end adds to the events only. */
   #recorded = false;
+  /** The span has ended: a resume starts another. */
+  #spanEnded = false;
+  /** The attributes every metric of the call carries: operation and service, when known. */
   readonly #labels: Attributes;
-
-  #span: Span;
 
   constructor(
     readonly call: TelemetryCall,
@@ -115,8 +118,7 @@ class CallSpan implements CallTelemetry {
   ) {
     // The caller's context when the call is made: the call span is a child of what it runs in.
     this.#span = tracer.startSpan(call.name ?? DEFAULT_NAME, { kind: SpanKind.INTERNAL, attributes: startAttributes(call) });
-    this.#parent = context.active();
-    this.#context = trace.setSpan(this.#parent, this.#span);
+    this.#context = trace.setSpan(context.active(), this.#span);
     const labels: Attributes = {};
     if (call.name !== undefined) labels['tenacious.operation'] = call.name;
     if (call.service !== undefined) labels['gcp.client.service'] = call.service;
@@ -188,6 +190,7 @@ class CallSpan implements CallTelemetry {
       span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     }
     span.end();
+    this.#spanEnded = true;
     if (this.#recorded) return;
     this.#recorded = true;
     const { callDuration, callRetries, retryDelay } = this.instruments;
@@ -198,25 +201,20 @@ class CallSpan implements CallTelemetry {
 
   /**
    * A settled call runs again (a download whose body broke): its span has ended, so the new run
-   * gets a span of its own, a sibling linked to the first, where its attempts run.
+   * gets a span of its own, a child of the ended one (the same trace, under the same call),
+   * where its attempts run.
    */
   #resumed(attempt: number, error: unknown): void {
     const attributes: Attributes = { 'tenacious.attempt': attempt, 'error.type': errorType(error) };
-    if (this.#span.isRecording()) {
-      this.#span.addEvent('tenacious.resume', attributes);
-      return;
+    if (this.#spanEnded) {
+      this.#spanEnded = false;
+      this.#span = this.tracer.startSpan(
+        this.call.name ?? DEFAULT_NAME,
+        { kind: SpanKind.INTERNAL, attributes: { ...startAttributes(this.call), 'tenacious.resumed': true } },
+        this.#context,
+      );
+      this.#context = trace.setSpan(this.#context, this.#span);
     }
-    const parent = this.#parent;
-    this.#span = this.tracer.startSpan(
-      this.call.name ?? DEFAULT_NAME,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: { ...startAttributes(this.call), 'tenacious.resumed': true },
-        links: [{ context: this.#span.spanContext() }],
-      },
-      parent,
-    );
     this.#span.addEvent('tenacious.resume', attributes);
-    this.#context = trace.setSpan(parent, this.#span);
   }
 }
