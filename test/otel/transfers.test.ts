@@ -81,7 +81,10 @@ describe('a download resumed after its body broke, with otelTelemetry()', () => 
     expect(resumed?.status.code).toBe(SpanStatusCode.UNSET);
     expect(resumed?.events.map((e) => [e.name, e.attributes])).toEqual([
       ['tenacious.resume', { 'tenacious.attempt': 1, 'error.type': 'TypeError' }],
-      ['tenacious.retry', { 'tenacious.attempt': 1, 'tenacious.delay_ms': 1, 'tenacious.delay_source': 'backoff', 'error.type': 'TypeError' }],
+      [
+        'tenacious.retry',
+        { 'tenacious.attempt': 1, 'tenacious.delay_ms': 1, 'tenacious.delay_source': 'backoff', 'error.type': 'TypeError' },
+      ],
     ]);
     // The call's metrics once, at its first outcome; the resumed run counts as events.
     expect((await sdk.points('tenacious.call.duration')).map((p) => (p.value as { count: number }).count)).toEqual([1]);
