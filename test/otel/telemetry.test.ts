@@ -1,10 +1,10 @@
 // 'tenacious/otel' against the real OpenTelemetry SDK: the call span, its attributes, events
 // and status, the context its attempts run in, and the metrics a reader collects.
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, metrics, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { RetryError, hedge, retry, withRetry } from '../../src/index.js';
-import { gcs, iam } from '../../src/google/index.js';
+import { gcs, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import { otelTelemetry, resendCountHook } from '../../src/otel/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 import { summary, useSdk } from './sdk.js';
@@ -154,11 +154,28 @@ describe('otelTelemetry(): the call span', () => {
     const list = withRetry(async (prefix: string) => [prefix], { telemetry, name: 'list', service: 'storage' });
     await list('a/');
     await list('b/');
-    expect(sdk.spans().map((s) => [s.name, s.attributes['gcp.client.service']])).toEqual([
-      ['objects.get', 'storage'],
-      ['projects.getIamPolicy', 'iam'],
-      ['list', 'storage'],
-      ['list', 'storage'],
+    let conflicts = 0;
+    const written = track(
+      iamReadModifyWrite(
+        {
+          read: async () => ({ etag: conflicts }),
+          modify: (policy) => ({ ...policy, bindings: 1 }),
+          write: async () => {
+            if (conflicts++ === 0) throw Object.assign(new Error('concurrent policy changes'), { code: 409, status: 'ABORTED' });
+            return 'written';
+          },
+        },
+        { telemetry, name: 'setIamPolicy', backoff: { initialDelayMs: 1, maxDelayMs: 1 } },
+      ),
+    );
+    await clock.tickAsync(1);
+    expect(written.value).toBe('written');
+    expect(sdk.spans().map((s) => [s.name, s.attributes['gcp.client.service'], s.attributes['tenacious.attempts']])).toEqual([
+      ['objects.get', 'storage', 1],
+      ['projects.getIamPolicy', 'iam', 1],
+      ['list', 'storage', 1],
+      ['list', 'storage', 1],
+      ['setIamPolicy', 'iam', 2],
     ]);
   });
 });
@@ -204,6 +221,21 @@ describe('otelTelemetry(): metrics', () => {
       success: 1,
       'give-up': 1,
     });
+  });
+});
+
+describe('otelTelemetry(): the global meter provider', () => {
+  it('follows a meter provider registered after the telemetry was made, from its next call on', async () => {
+    const telemetry = otelTelemetry({ tracerProvider: sdk.tracerProvider });
+    await retry(() => 1, { telemetry }); // the API's no-op meter: nothing to collect
+    metrics.setGlobalMeterProvider(sdk.meterProvider());
+    try {
+      await retry(() => 2, { telemetry });
+      const duration = await sdk.points('tenacious.call.duration');
+      expect(duration.map((p) => (p.value as { count: number }).count)).toEqual([1]);
+    } finally {
+      metrics.disable();
+    }
   });
 });
 
