@@ -150,6 +150,9 @@ describe('otelTelemetry(): the call span', () => {
     const telemetry = telemetryNow();
     const quick = { backoff: { initialDelayMs: 1 }, maxAttempts: 1, telemetry };
     await retry(() => 1, { ...gcs({ operation: 'objects.get' }), ...quick });
+    // Given to the preset itself, as any other option: passed through.
+    await retry(() => 1, gcs({ operation: 'objects.list', telemetry }));
+    await retry(() => 1, iam({ telemetry }));
     await retry(() => 1, { ...iam(), ...quick, name: 'projects.getIamPolicy' });
     const list = withRetry(async (prefix: string) => [prefix], { telemetry, name: 'list', service: 'storage' });
     await list('a/');
@@ -172,6 +175,8 @@ describe('otelTelemetry(): the call span', () => {
     expect(written.value).toBe('written');
     expect(sdk.spans().map((s) => [s.name, s.attributes['gcp.client.service'], s.attributes['tenacious.attempts']])).toEqual([
       ['objects.get', 'storage', 1],
+      ['objects.list', 'storage', 1],
+      ['tenacious.retry', 'iam', 1],
       ['projects.getIamPolicy', 'iam', 1],
       ['list', 'storage', 1],
       ['list', 'storage', 1],
