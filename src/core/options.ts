@@ -56,13 +56,22 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
   readonly hedge: AttemptMode | undefined;
-  /** The `telemetry` option with the call's `name` and `service`, as `start` is told them; undefined without one. */
+  /**
+   * With the `telemetry` option, the checked options themselves (see TelemetrySetup); undefined
+   * without one.
+   */
   readonly telemetry: TelemetrySetup | undefined;
   /** The entry point the options were given to, named by the errors about them. */
   readonly where: string;
 }
 
-/** A call's `telemetry` and what it is told at each call's start: one object for every call. */
+/**
+ * What a call with telemetry keeps of its options: the record validateOptions filled, which
+ * holds the telemetry, and the `name` and `service` it is told at each call's start. That record
+ * is kept as it is (no copy made, nothing added to a call without telemetry; the bytes of a copy
+ * would be in every bundle with retry()), so the telemetry is handed the other checked options
+ * too; `TelemetryCall` names only these two.
+ */
 export interface TelemetrySetup extends TelemetryCall {
   readonly telemetry: Telemetry;
 }
@@ -173,7 +182,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
-    o.telemetry && { telemetry: o.telemetry, name: o.name, service: o.service },
+    o.telemetry && (o as TelemetrySetup),
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
