@@ -109,11 +109,11 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
     // @opentelemetry/api (the application's: see EXTERNAL), with the error-shape readers it
-    // names `error.type` by and the options checker.
+    // names `error.type` by and the options checker; 4,158 B with observeFleet()'s gauges.
     name: "the OpenTelemetry entry, 'tenacious/otel'",
     source: `export * from '${ENTRY}/otel';`,
     targetBytes: undefined,
-    limitBytes: 3700,
+    limitBytes: 4250,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -125,8 +125,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: 17_000,
     // 20,823 B on the one engine: the loops it replaced paid for its seams.
     // 21,462 B after the rest of the session; 21,501 B with option reading made fast again.
-    // 23,182 B with issue 23: 'tenacious/otel' (3,594 B alone, less what it shares) and the seam.
-    limitBytes: 23_250,
+    // 23,182 B with issue 23: 'tenacious/otel' (3,594 B alone, less what it shares) and the seam;
+    // 23,729 B with observeFleet() (it names the budget, throttle and hedger types only).
+    limitBytes: 23_800,
   },
 ];
 

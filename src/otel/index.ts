@@ -12,3 +12,4 @@
  */
 export { type OtelTelemetryOptions, otelTelemetry } from './otel-telemetry.js';
 export { resendCountHook } from './resend-count.js';
+export { type FleetToObserve, observeFleet } from './fleet-gauges.js';
