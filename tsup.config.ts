@@ -1,13 +1,14 @@
 import { type Options, defineConfig } from 'tsup';
 
 /**
- * The library's entry points (package.json "exports"): `tenacious`, `tenacious/fetch` and
- * `tenacious/google`, each as ESM and CJS with its own declarations. Neutral platform: no Node
- * built-ins. Code the entries share goes into chunks (for CJS too), so an application that
+ * The library's entry points (package.json "exports"): `tenacious`, `tenacious/fetch`,
+ * `tenacious/google` and `tenacious/otel`, each as ESM and CJS with its own declarations.
+ * Neutral platform: no Node built-ins. `@opentelemetry/api`, the optional peer dependency of
+ * `tenacious/otel`, stays an import (tsup leaves peer dependencies out of the bundle). Code the entries share goes into chunks (for CJS too), so an application that
  * loads two entries loads one engine, one timer queue and one copy of each error class.
  */
 export const libraryBuild: Options = {
-  entry: { index: 'src/index.ts', fetch: 'src/fetch/index.ts', google: 'src/google/index.ts' },
+  entry: { index: 'src/index.ts', fetch: 'src/fetch/index.ts', google: 'src/google/index.ts', otel: 'src/otel/index.ts' },
   format: ['esm', 'cjs'],
   splitting: true,
   // tsup's declaration build sets `baseUrl`, which TypeScript 6 reports as deprecated.

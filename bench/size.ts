@@ -1,8 +1,10 @@
 /**
  * Bundle size: what a bundler keeps of the package for a given import, minified and gzipped.
  * esbuild bundles and minifies a module that imports the package by name, each of its entry
- * points (`tenacious`, `tenacious/fetch`, `tenacious/google`) resolved to its source in src/
- * (neutral platform, ES2022, as tsup builds dist/); node:zlib gzips it at level 9.
+ * points (`tenacious`, `tenacious/fetch`, `tenacious/google`, `tenacious/otel`) resolved to its
+ * source in src/ (neutral platform, ES2022, as tsup builds dist/); node:zlib gzips it at level 9.
+ * `@opentelemetry/api`, the optional peer dependency of `tenacious/otel`, is the application's
+ * and stays outside the measured bundle.
  * Deterministic, so test/size.test.ts checks the limits below in `npm test`, and `npm run bench`
  * prints them.
  */
@@ -25,7 +27,11 @@ export const ENTRIES = {
   tenacious: 'src/index.ts',
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
+  'tenacious/otel': 'src/otel/index.ts',
 } as const;
+
+/** Packages the measured bundles import instead of holding: the peer dependencies. */
+export const EXTERNAL = ['@opentelemetry/api'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -59,7 +65,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // messages and permanent() (~210 B), the one event stream (onEvent, ~220 B), decide() made
     // pure (~110 B), withRetry's calls without a closure; the one options reader took ~100 B back.
     // 8,383 B with option reading made fast again (a plain object known by its prototype).
-    limitBytes: 8450,
+    // 8,550 for issue 23's telemetry seam (8,365 → 8,502 B, +137): the `telemetry`, `name` and
+    // `service` options and their checks, one config field, and core/telemetry.ts (a call with
+    // telemetry runs under a copy of its config: the event stream teed, each send in a mode).
+    limitBytes: 8550,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -70,8 +79,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 11,043 B: the engine, the classification, every error class, the budget, the throttle
     // and hedge() (about 2 kB with its hedger and latency window). 11,724 B with the one
     // engine's seams (see the first budget) and hedging as a mode of an attempt.
-    // 12,380 B after the rest of the session (see the first budget).
-    limitBytes: 12_500,
+    // 12,380 B after the rest of the session (see the first budget). 12,482 B with issue 23's
+    // telemetry seam (+138 B from 12,344; see the first budget); its OpenTelemetry side is
+    // 'tenacious/otel', not here.
+    limitBytes: 12_550,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -81,7 +92,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/fetch';`,
     targetBytes: undefined,
     // 13,097 B with retryFetch in named stages, the event stream and root causes in errors.
-    limitBytes: 13_200,
+    // 13,199 B with issue 23's telemetry seam (+139 B from 13,060).
+    limitBytes: 13_250,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -89,8 +101,19 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the Google entry, 'tenacious/google'",
     source: `export * from '${ENTRY}/google';`,
     targetBytes: undefined,
-    // 18,292 B after the rest of the session.
-    limitBytes: 18_400,
+    // 18,292 B after the rest of the session. 18,442 B with issue 23 (+247 B from 18,195): the
+    // telemetry seam, and the presets naming the service and gcs() the operation, one shared
+    // preset per operation.
+    limitBytes: 18_500,
+  },
+  {
+    // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
+    // @opentelemetry/api (the application's: see EXTERNAL), with the error-shape readers it
+    // names `error.type` by and the options checker; 4,158 B with observeFleet()'s gauges.
+    name: "the OpenTelemetry entry, 'tenacious/otel'",
+    source: `export * from '${ENTRY}/otel';`,
+    targetBytes: undefined,
+    limitBytes: 4250,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -102,7 +125,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: 17_000,
     // 20,823 B on the one engine: the loops it replaced paid for its seams.
     // 21,462 B after the rest of the session; 21,501 B with option reading made fast again.
-    limitBytes: 21_600,
+    // 23,182 B with issue 23: 'tenacious/otel' (3,594 B alone, less what it shares) and the seam;
+    // 23,729 B with observeFleet() (it names the budget, throttle and hedger types only).
+    limitBytes: 23_800,
   },
 ];
 
@@ -143,6 +168,7 @@ export async function measureBundle(source: string): Promise<BundleSize> {
   const result = await build({
     stdin: { contents: source, resolveDir: root, loader: 'ts', sourcefile: 'entry.ts' },
     plugins: [entryPoints],
+    external: EXTERNAL,
     bundle: true,
     minify: true,
     format: 'esm',
@@ -187,8 +213,8 @@ export interface Feature {
 /** What `retry` and `computeDelay` are made of, feature by feature (BENCHMARKS.md's table). */
 export const CORE_FEATURES: readonly Feature[] = [
   {
-    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome',
-    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome)\.ts$/,
+    name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome, the telemetry seam',
+    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome|telemetry)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },

@@ -13,12 +13,15 @@ export type {
   AttemptMode,
   AttemptThrottle,
   CallEvent,
+  CallTelemetry,
   GiveUpEvent,
   GiveUpReason,
   RetryBudget,
   RetryEvent,
   RetryOptions,
   SuccessEvent,
+  Telemetry,
+  TelemetryCall,
 } from './types.js';
 export {
   PermanentError,

@@ -187,6 +187,60 @@ export interface RetryOptions<T = unknown> {
    * one request per attempt.
    */
   hedge?: AttemptMode;
+  /**
+   * Where the call's telemetry goes: `otelTelemetry()` from 'tenacious/otel', or your own.
+   * Default none: no span, no metric, nothing made per call.
+   */
+  telemetry?: Telemetry;
+  /** The operation's name, for telemetry (the span's name), e.g. `'objects.get'`. Read only with `telemetry`. */
+  name?: string;
+  /** The service called, for telemetry (`gcp.client.service`), e.g. `'storage'`; the presets set it. Read only with `telemetry`. */
+  service?: string;
+}
+
+/**
+ * What a telemetry is told of a call when it starts: the `name` and `service` options.
+ *
+ * @example
+ * const call: TelemetryCall = { name: 'objects.get', service: 'storage' };
+ */
+export interface TelemetryCall {
+  readonly name: string | undefined;
+  readonly service: string | undefined;
+}
+
+/**
+ * Where calls report to, for traces and metrics (the `telemetry` option): called once per call,
+ * before its first attempt, with the call's `name` and `service`; what it returns follows that
+ * call. `otelTelemetry()` ('tenacious/otel') makes one; any function of this shape works. What
+ * it throws, retry() throws; what the returned `event` throws is ignored.
+ *
+ * @example
+ * const logTelemetry: Telemetry = ({ name }) => ({
+ *   event: (e) => console.log(name, e.type, e.elapsedMs),
+ *   attempt: (_ctx, run) => run(),
+ * });
+ * await retry(call, { telemetry: logTelemetry, name: 'load-user' });
+ */
+export type Telemetry = (call: TelemetryCall) => CallTelemetry;
+
+/**
+ * The telemetry of one call: every event of the call (as `onEvent` gets them), and every
+ * request it sends run inside `attempt`, so that a trace context set there is the one the
+ * request's own spans see.
+ *
+ * @example
+ * const quiet: CallTelemetry = { event: () => {}, attempt: (_ctx, run) => run() };
+ */
+export interface CallTelemetry {
+  /** An event of the call, in order (see `CallEvent`). */
+  event(event: CallEvent): void;
+  /**
+   * Runs one send of the call, `run`: each plain attempt, and each copy of a hedged one (`ctx`
+   * says which). Must call `run` once, synchronously, and return what it returns (or throw
+   * what it throws).
+   */
+  attempt<R>(ctx: AttemptContext, run: () => R): R;
 }
 
 /**

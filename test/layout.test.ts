@@ -1,7 +1,7 @@
 // The shape of src/ (see "Target layout" in the design): folders name layers, a module imports
 // only from its own layer or those below, no import cycle (type-only imports included), no file
 // over 300 lines, every module loads on its own, and the package's entry points (`tenacious`,
-// `tenacious/fetch`, `tenacious/google`) only re-export: they sit above every layer.
+// `tenacious/fetch`, `tenacious/google`, `tenacious/otel`) only re-export: they sit above every layer.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,12 +19,12 @@ const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
   ['classify', /^classify\//],
   ['core', /^core\//],
   ['fleet', /^fleet\//],
-  ['fetch/google/presets', /^(fetch|google|presets)\/(?!index\.ts$)/],
-  ['cli/entry points', /^(cli\/|(fetch\/|google\/)?index\.ts$)/],
+  ['fetch/google/presets/otel', /^(fetch|google|presets|otel)\/(?!index\.ts$)/],
+  ['cli/entry points', /^(cli\/|(fetch\/|google\/|otel\/)?index\.ts$)/],
 ];
 
 /** The package's entry points (package.json "exports", tsup.config.ts): re-exports only. */
-const ENTRY_POINTS = ['index.ts', 'fetch/index.ts', 'google/index.ts'];
+const ENTRY_POINTS = ['index.ts', 'fetch/index.ts', 'google/index.ts', 'otel/index.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -195,7 +195,8 @@ describe('the checks themselves', () => {
     expect(layerOf('cli/main.ts')).toBe(layerOf('index.ts'));
     expect(layerOf('presets/gcs.ts')).toBeLessThan(layerOf('index.ts'));
     expect(layerOf('google/gcs.ts')).toBe(layerOf('presets/gcs.ts'));
-    for (const entry of ['fetch/index.ts', 'google/index.ts']) {
+    expect(layerOf('otel/otel-telemetry.ts')).toBe(layerOf('fetch/retry-fetch.ts'));
+    for (const entry of ['fetch/index.ts', 'google/index.ts', 'otel/index.ts']) {
       expect(layerOf(entry), entry).toBe(layerOf('index.ts'));
       expect(layerOf('fetch/retry-fetch.ts'), entry).toBeLessThan(layerOf(entry));
     }

@@ -15,8 +15,10 @@ import type {
   RetryOptions,
   RetryPredicate,
   SuccessEvent,
+  Telemetry,
+  TelemetryCall,
 } from '../types.js';
-import { BOOLEAN, FUNCTION, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 
@@ -54,8 +56,24 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
   readonly hedge: AttemptMode | undefined;
+  /**
+   * With the `telemetry` option, the checked options themselves (see TelemetrySetup); undefined
+   * without one.
+   */
+  readonly telemetry: TelemetrySetup | undefined;
   /** The entry point the options were given to, named by the errors about them. */
   readonly where: string;
+}
+
+/**
+ * What a call with telemetry keeps of its options: the record validateOptions filled, which
+ * holds the telemetry, and the `name` and `service` it is told at each call's start. That record
+ * is kept as it is (no copy made, nothing added to a call without telemetry; the bytes of a copy
+ * would be in every bundle with retry()), so the telemetry is handed the other checked options
+ * too; `TelemetryCall` names only these two.
+ */
+export interface TelemetrySetup extends TelemetryCall {
+  readonly telemetry: Telemetry;
 }
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -85,6 +103,9 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
   return config;
 }
 
+/** A name, for telemetry. */
+const NAME: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
+
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
 export const RETRY_RULES = {
   // A function passes here, and readBackoffPolicy refuses it as not a plain object.
@@ -109,6 +130,9 @@ export const RETRY_RULES = {
   rng: FUNCTION,
   unref: BOOLEAN,
   hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
+  telemetry: FUNCTION,
+  name: NAME,
+  service: NAME,
 } satisfies FieldRules;
 
 /**
@@ -135,6 +159,9 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     rng: undefined,
     unref: undefined,
     hedge: undefined,
+    telemetry: undefined,
+    name: undefined,
+    service: undefined,
   };
   checkOptions(where, options, RETRY_RULES, o, path);
   const config = makeConfig(
@@ -155,6 +182,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
+    o.telemetry && (o as TelemetrySetup),
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
@@ -183,6 +211,7 @@ function makeConfig(
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
+  telemetry: TelemetrySetup | undefined,
   where: string,
 ): RetryConfig {
   return {
@@ -206,6 +235,7 @@ function makeConfig(
     rng,
     unref,
     hedge,
+    telemetry,
     where,
   };
 }
@@ -234,6 +264,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   Math.random,
   false,
+  undefined,
   undefined,
   'retry',
 );

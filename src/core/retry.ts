@@ -7,6 +7,7 @@ import type { AttemptContext, RetryOptions } from '../types.js';
 import { mustError } from '../util/check.js';
 import { DEFAULT_CONFIG, type RetryConfig, readOptions, validateOptions } from './options.js';
 import { Run } from './run.js';
+import { observed } from './telemetry.js';
 
 /**
  * Calls `fn` until it succeeds, retrying transient errors with truncated exponential backoff
@@ -49,14 +50,14 @@ export function startCall<T>(
   where: string,
 ): { readonly run: Run<T>; readonly settled: Promise<T> } {
   const startedAt = steadyNow();
-  const run = new Run<T>(fn, validateOptions(options as RetryOptions, where), startedAt);
+  const run = new Run<T>(fn, observed(validateOptions(options as RetryOptions, where)), startedAt);
   run.start();
   return { run, settled: Promise.resolve(run as unknown as PromiseLike<T>) };
 }
 
 /** Starts a Run of `fn` under a configuration read already, and hands its outcome over. */
 function start<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number): Promise<T> {
-  const run = new Run<T>(fn, config, startedAt);
+  const run = new Run<T>(fn, observed(config), startedAt);
   run.start();
   // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
@@ -89,7 +90,7 @@ export function withRetry<A extends unknown[], R, This = unknown>(
   if (typeof fn !== 'function') throw mustError('withRetry: fn', 'be a function', fn);
   const config = options === undefined ? DEFAULT_CONFIG : validateOptions(options as RetryOptions, 'withRetry');
   return function retried(this: This, ...args: A): Promise<Awaited<R>> {
-    const run = new CallWithArgs<Awaited<R>>(fn, this, args, config, steadyNow());
+    const run = new CallWithArgs<Awaited<R>>(fn, this, args, observed(config), steadyNow());
     run.start();
     return Promise.resolve(run as unknown as PromiseLike<Awaited<R>>);
   };

@@ -32,7 +32,7 @@ import { retryFetch } from './retry-fetch.js';
  * @example
  * const target: GcsUploadTarget = { bucket: 'my-bucket', name: 'logs/today.txt', token, contentType: 'text/plain' };
  */
-export interface GcsUploadTarget extends GcsCommonOptions {
+export interface GcsUploadTarget extends Omit<GcsCommonOptions, 'name'> {
   bucket: string;
   /** The object name. */
   name: string;
@@ -126,7 +126,8 @@ export async function gcsStartResumableUpload(target: GcsUploadTarget): Promise<
   addHeaders(headers, own.headers);
   // The preset checks the preconditions' values, and decides from them and the strategy.
   own.operation = 'objects.insert';
-  const policy = gcsPreset('gcsStartResumableUpload', own, 'target');
+  // `name` is the object's here, not the operation's: the call is named after its operation.
+  const policy = gcsPreset('gcsStartResumableUpload', { ...own, name: undefined }, 'target');
   const base = ((own.baseUrl as string | undefined) ?? 'https://storage.googleapis.com').replace(/\/+$/, '');
   const url = `${base}/upload/storage/v1/b/${encodeURIComponent(own.bucket as string)}/o?uploadType=resumable&name=${encodeURIComponent(own.name as string)}${query}`;
   const res = await retryFetch(

@@ -3,10 +3,9 @@
  * The engine (core/run.ts) keeps the deadline and the caller's signal; the hedging mode
  * (hedging.ts) races the copies.
  */
-import { isTransient } from '../classify/predicates.js';
-import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
+import { RETRY_RULES } from '../core/options.js';
 import { retry } from '../core/retry.js';
-import type { AttemptContext, RetryBudget, RetryPredicate } from '../types.js';
+import type { AttemptContext, RetryBudget, RetryPredicate, Telemetry } from '../types.js';
 import { type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type HedgingOptions, HEDGING_RULES, hedgingMode } from './hedging.js';
 
@@ -31,13 +30,19 @@ export interface HedgeOptions extends HedgingOptions {
   signal?: AbortSignal;
   /** A retry budget shared with other calls: each extra copy costs a token, as a failure does. */
   budget?: RetryBudget;
+  /** Where the call's telemetry goes (see `RetryOptions.telemetry`): each copy is a send of its own. */
+  telemetry?: Telemetry;
+  /** The operation's name, for telemetry. */
+  name?: string;
+  /** The service called, for telemetry (`gcp.client.service`). */
+  service?: string;
 }
 
 /** hedging()'s rules, and retry()'s own for the call's options hedge() takes. */
 const RULES: FieldRules = /* @__PURE__ */ hedgeRules(RETRY_RULES);
 
-function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget }: typeof RETRY_RULES): FieldRules {
-  return { ...HEDGING_RULES, deadlineMs, retryable, idempotent, signal, budget };
+function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget, telemetry, name, service }: typeof RETRY_RULES): FieldRules {
+  return { ...HEDGING_RULES, deadlineMs, retryable, idempotent, signal, budget, telemetry, name, service };
 }
 
 /**
@@ -64,14 +69,8 @@ export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   if (typeof fn !== 'function') throw mustError('hedge: fn', 'be a function', fn);
   const o = readChecked('hedge', options, RULES) as HedgeOptions;
   const mode = hedgingMode('hedge', o);
-  return retry(fn, {
-    maxAttempts: 1,
-    deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    retryable: o.retryable ?? isTransient,
-    idempotent: o.idempotent ?? true,
-    // Not given, they are undefined: retry() reads an undefined option as one not given.
-    signal: o.signal,
-    budget: o.budget,
-    hedge: mode,
-  });
+  // The call's options (hedging's own left out) were checked above; those not given are
+  // retry()'s defaults, the same as hedge()'s: the deadline, isTransient, idempotent.
+  const { delayMs, hedger, maxCopies, onHedge, ...call } = o;
+  return retry(fn, { ...call, maxAttempts: 1, hedge: mode });
 }

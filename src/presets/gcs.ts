@@ -14,7 +14,7 @@ import type { RetryOptions } from '../types.js';
 import { type FieldRule, type FieldRules, isPlainObject, readChecked } from '../util/check.js';
 import { type GcsRetryStrategy, gcsIsIdempotent, isGcsStrategy } from './gcs-idempotency.js';
 import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
-import { type PresetRetryOptions, buildPreset, freezeBackoff, presetRules } from './preset.js';
+import { type PresetRetryOptions, buildPreset, freezeBackoff, overridesNothing, presetRules } from './preset.js';
 
 export { type GcsIdempotency, type GcsRetryStrategy, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from './gcs-idempotency.js';
 export { GCS_OPERATIONS, type GcsOperation, type GcsPreconditions } from './gcs-table.js';
@@ -164,8 +164,15 @@ const GCS_RULES: FieldRules = /* @__PURE__ */ presetRules({
   strategy: STRATEGY,
 });
 
+// `service` is OpenTelemetry's `gcp.client.service` for the call's telemetry (Cloud Storage's is 'storage').
 const presetFor = (idempotent: boolean): PresetRetryOptions =>
-  Object.freeze({ backoff: GCS_BACKOFF, deadlineMs: GCS_DEADLINE_MS, retryable: oneRetryLayer(GCS_TRANSIENT), idempotent });
+  Object.freeze({
+    backoff: GCS_BACKOFF,
+    deadlineMs: GCS_DEADLINE_MS,
+    retryable: oneRetryLayer(GCS_TRANSIENT),
+    idempotent,
+    service: 'storage',
+  });
 
 // Built once: `retry(fn, gcs({ operation: 'objects.get' }))` is a table lookup and a shared
 // frozen object, validated by the first retry() that gets it (constants, checked by a test).
@@ -217,8 +224,22 @@ export function gcs(options: GcsOptions): PresetRetryOptions {
  */
 export function gcsPreset(where: string, fields: Readonly<Record<string, unknown>>, path = 'options'): PresetRetryOptions {
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
-  return buildPreset(where, decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE, fields, path);
+  const base = decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE;
+  const { operation } = fields;
+  // The operation names the call for its telemetry (the span), unless the caller named it.
+  if (operation === undefined || fields.name !== undefined) return buildPreset(where, base, fields, path);
+  const named = { ...fields, name: operation };
+  if (!overridesNothing(fields)) return buildPreset(where, base, named, path);
+  // Nothing but the operation's own: one shared preset per operation and answer, so that
+  // retry() keeps validating it once, as it does a shared preset (the table is finite).
+  const key = `${base === GCS_SAFE} ${operation as string}`;
+  const shared = NAMED.get(key) ?? buildPreset(where, base, named, path);
+  NAMED.set(key, shared);
+  return shared;
 }
+
+/** gcs({ operation }) without other overrides, by safety and operation. */
+const NAMED = new Map<string, PresetRetryOptions>();
 
 /** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */
 function decideIdempotent(where: string, path: string, fields: Readonly<Record<string, unknown>>): boolean {

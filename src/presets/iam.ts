@@ -86,8 +86,9 @@ const IAM_TRANSIENT_OR_NOT_FOUND = /* @__PURE__ */ anyOf(
 /** What iam() and iamReadModifyWrite() read: retry()'s options, `maxDelayMs` and `retryNotFound`. */
 const IAM_RULES: FieldRules = /* @__PURE__ */ presetRules({ retryNotFound: BOOLEAN });
 
+// `service` is OpenTelemetry's `gcp.client.service` for the call's telemetry.
 const presetFor = (retryable: RetryPredicate): PresetRetryOptions =>
-  Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable: oneRetryLayer(retryable) });
+  Object.freeze({ backoff: IAM_BACKOFF, deadlineMs: IAM_DEADLINE_MS, retryable: oneRetryLayer(retryable), service: 'iam' });
 
 // The presets without overrides are built once and shared: they are frozen, and retry() keeps
 // their validated form, so `retry(fn, iam())` costs no validation after the first call. (They

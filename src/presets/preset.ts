@@ -66,6 +66,11 @@ export function presetRules(own: FieldRules): FieldRules {
 /** Every RetryOptions field but backoff, which merges field by field. */
 const OVERRIDABLE = /* @__PURE__ */ Object.keys(RETRY_RULES).filter((key) => key !== 'backoff');
 
+/** Whether `fields` (read with {@link presetRules}) leave a preset as it is. */
+export function overridesNothing(fields: Readonly<Record<string, unknown>>): boolean {
+  return fields.maxDelayMs === undefined && fields.backoff === undefined && OVERRIDABLE.every((key) => fields[key] === undefined);
+}
+
 /**
  * Builds a preset from `fields`, the options `where` read with {@link presetRules} (a field
  * not given reads as undefined): `base` (one of the preset's shared, validated objects)
@@ -80,9 +85,9 @@ export function buildPreset(
   fields: Readonly<Record<string, unknown>>,
   path = 'options',
 ): PresetRetryOptions {
+  if (overridesNothing(fields)) return base;
   const { maxDelayMs, backoff } = fields;
   const overrides = OVERRIDABLE.filter((key) => fields[key] !== undefined);
-  if (maxDelayMs === undefined && backoff === undefined && overrides.length === 0) return base;
   const merged: Record<string, unknown> = { ...base };
   for (const key of overrides) merged[key] = fields[key];
   merged.backoff = mergeBackoff(where, path, base.backoff, backoff, maxDelayMs as number | undefined);

@@ -19,7 +19,16 @@ export const ENTRIES = [
   { specifier: 'tenacious', source: 'src/index.ts', dist: 'index' },
   { specifier: 'tenacious/fetch', source: 'src/fetch/index.ts', dist: 'fetch' },
   { specifier: 'tenacious/google', source: 'src/google/index.ts', dist: 'google' },
+  { specifier: 'tenacious/otel', source: 'src/otel/index.ts', dist: 'otel' },
 ] as const;
+
+/** What an entry may import from outside the package: `tenacious/otel`, its optional peer dependency. */
+export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonly string[]> = {
+  tenacious: [],
+  'tenacious/fetch': [],
+  'tenacious/google': [],
+  'tenacious/otel': ['@opentelemetry/api'],
+};
 
 /** The files the build must produce for each entry point: ESM and CJS, each with its declarations. */
 export const ENTRY_FILES = ENTRIES.flatMap(({ dist }) => ['js', 'cjs', 'd.ts', 'd.cts'].map((ext) => `dist/${dist}.${ext}`));

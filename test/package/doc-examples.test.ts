@@ -47,6 +47,7 @@ const LEAST_EXPORTS: Record<(typeof ENTRIES)[number]['specifier'], number> = {
   tenacious: 40,
   'tenacious/fetch': 5,
   'tenacious/google': 20,
+  'tenacious/otel': 3,
 };
 
 describe('the public API documentation', () => {

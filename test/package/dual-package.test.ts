@@ -2,21 +2,24 @@
 // `import`s it, another `require`s it) has two copies of every class. The library's errors
 // must be recognised across them: `instanceof` and `isRetryError` from either copy accept an
 // error made by the other. Loads the real build: dist/index.js by import, dist/index.cjs by
-// require, as Node loads them for a user, and the subpath entries (dist/fetch.*, dist/google.*)
-// beside them: within one build the entries share one copy of each class.
+// require, as Node loads them for a user, and the subpath entries (dist/fetch.*, dist/google.*,
+// dist/otel.*) beside them: within one build the entries share one copy of each class.
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt } from './built.js';
 
 type Tenacious = typeof import('../../src/index.js');
 type FetchEntry = typeof import('../../src/fetch/index.js');
 type GoogleEntry = typeof import('../../src/google/index.js');
+type OtelEntry = typeof import('../../src/otel/index.js');
 interface Build {
   main: Tenacious;
   fetch: FetchEntry;
   google: GoogleEntry;
+  otel: OtelEntry;
 }
 
 let esm: Tenacious;
@@ -27,11 +30,12 @@ beforeAll(async () => {
   assertBuilt();
   const load = async (name: string) => import(pathToFileURL(join(ROOT, `dist/${name}.js`)).href);
   const require = createRequire(import.meta.url);
-  builds.esm = { main: await load('index'), fetch: await load('fetch'), google: await load('google') };
+  builds.esm = { main: await load('index'), fetch: await load('fetch'), google: await load('google'), otel: await load('otel') };
   builds.cjs = {
     main: require(join(ROOT, 'dist/index.cjs')),
     fetch: require(join(ROOT, 'dist/fetch.cjs')),
     google: require(join(ROOT, 'dist/google.cjs')),
+    otel: require(join(ROOT, 'dist/otel.cjs')),
   };
   esm = builds.esm.main;
   cjs = builds.cjs.main;
@@ -100,6 +104,22 @@ describe('the ESM and the CommonJS build loaded side by side', () => {
     const error = new builds.cjs.main.HttpStatusError(new Response(null, { status: 503 }), 'GET');
     expect(error instanceof builds.esm.fetch.HttpStatusError).toBe(true);
     expect(new builds.esm.google.GcsUploadError('protocol', 200, 'short') instanceof builds.cjs.main.GcsUploadError).toBe(true);
+  });
+
+  it('load tenacious/otel from both builds, each telemetry working with either copy of retry()', async () => {
+    const ended: string[] = [];
+    const tracerProvider = new BasicTracerProvider({
+      spanProcessors: [{ onStart() {}, onEnd: (span) => ended.push(span.name), forceFlush: async () => {}, shutdown: async () => {} }],
+    });
+    for (const [from, to] of [
+      [builds.esm, builds.cjs],
+      [builds.cjs, builds.esm],
+      [builds.esm, builds.esm],
+    ] as const) {
+      const telemetry = from.otel.otelTelemetry({ tracerProvider });
+      await expect(to.main.retry(() => 'ok', { telemetry, name: 'dual' })).resolves.toBe('ok');
+    }
+    expect(ended).toEqual(['dual', 'dual', 'dual']);
   });
 
   it('keep one retry layer across entries and builds: the Google presets see a RetryError of the other copy as final', async () => {

@@ -53,31 +53,6 @@ function fencesOf(markdown: string): Fence[] {
   return fences;
 }
 
-/**
- * @opentelemetry/api is not a devDependency, so its recipe is checked against this excerpt of
- * its declarations (v1: trace.getTracer, Tracer.startActiveSpan, Span.addEvent,
- * recordException, setStatus, end). It checks tenacious's side of that recipe; OpenTelemetry's
- * side holds only as far as this excerpt matches the real package.
- */
-const OTEL_API_EXCERPT = `
-export type AttributeValue = string | number | boolean | Array<null | undefined | string> | Array<null | undefined | number> | Array<null | undefined | boolean>;
-export interface Attributes { [key: string]: AttributeValue | undefined }
-export type Exception = string | { code?: string | number; message?: string; name?: string; stack?: string };
-export declare enum SpanStatusCode { UNSET = 0, OK = 1, ERROR = 2 }
-export interface SpanStatus { code: SpanStatusCode; message?: string }
-export interface Span {
-  addEvent(name: string, attributesOrStartTime?: Attributes | number | Date, startTime?: number | Date): this;
-  recordException(exception: Exception, time?: number | Date): void;
-  setStatus(status: SpanStatus): this;
-  end(endTime?: number | Date): void;
-}
-export interface Tracer {
-  startActiveSpan<F extends (span: Span) => unknown>(name: string, fn: F): ReturnType<F>;
-}
-export declare const trace: { getTracer(name: string, version?: string): Tracer };
-`;
-const OTEL_PATH = join(ROOT, 'node_modules/.virtual/opentelemetry-api.d.ts');
-
 interface Snippet {
   /** Where the snippet comes from, for error messages. */
   source: string;
@@ -113,12 +88,11 @@ const OPTIONS: ts.CompilerOptions = {
   isolatedModules: true,
   skipLibCheck: true,
   noEmit: true,
-  paths: { '@opentelemetry/api': [OTEL_PATH] },
 };
 
 /** Type-checks the snippets together; returns the diagnostics in them, each with its source and line. */
 function typeCheck(snippets: Snippet[]): string[] {
-  const virtual = new Map<string, string>([[OTEL_PATH, OTEL_API_EXCERPT], ...snippets.map((s) => [s.fileName, s.code] as const)]);
+  const virtual = new Map<string, string>(snippets.map((s) => [s.fileName, s.code] as const));
   const host = ts.createCompilerHost(OPTIONS, true);
   const { fileExists, readFile, getSourceFile } = host;
   host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);

@@ -49,9 +49,12 @@ describe('the packed tarball', () => {
 
   it('has no runtime dependencies, and installing it installs nothing else', async () => {
     const manifest = JSON.parse(await readFile(join(consumer, 'node_modules/tenacious/package.json'), 'utf8')) as Record<string, unknown>;
-    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']) {
+    for (const field of ['dependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']) {
       expect(Object.keys((manifest[field] as object | undefined) ?? {}), field).toEqual([]);
     }
+    // tenacious/otel's: optional, so npm installs it only for an application that has it already.
+    expect(manifest.peerDependencies).toEqual({ '@opentelemetry/api': '^1.7.0' });
+    expect(manifest.peerDependenciesMeta).toEqual({ '@opentelemetry/api': { optional: true } });
     const installed = (await readdir(join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'));
     expect(installed).toEqual(['tenacious']);
   });
@@ -158,19 +161,27 @@ describe('importing the installed package by name', () => {
     fetched: { status: response.status, body: await response.text(), calls },
     // One copy of each error class whichever entry it is imported from: the entries share their code.
     shared: [fetchEntry.HttpStatusError === main.HttpStatusError, fetchEntry.ResumeError === main.ResumeError, google.GcsUploadError === main.GcsUploadError],
-    mainHasNoSubpathNames: ['retryFetch', 'gcs', 'iam', 'gcsResumableUpload'].filter((name) => name in main),
+    mainHasNoSubpathNames: ['retryFetch', 'gcs', 'iam', 'gcsResumableUpload', 'otelTelemetry'].filter((name) => name in main),
+    otel: OTEL,
   }));
 })().catch((error) => { console.error(error); process.exitCode = 1; });
 `;
 
-  async function expectSubpaths(stdout: string, extension: string): Promise<void> {
+  /**
+   * The consumer has no @opentelemetry/api (installing tenacious installs nothing else): every
+   * entry but tenacious/otel loads and works without it, and tenacious/otel fails to load with
+   * the module system's own not-found error (`otelMissing`), naming the package it needs.
+   */
+  async function expectSubpaths(stdout: string, extension: string, otelMissing: string): Promise<void> {
     const report = JSON.parse(stdout) as {
       loaded: Record<string, { resolved: string; exports: string[] }>;
       fetched: unknown;
       shared: boolean[];
       mainHasNoSubpathNames: string[];
+      otel: string;
     };
-    for (const { specifier, source, dist } of ENTRIES) {
+    expect(report.otel).toBe(otelMissing);
+    for (const { specifier, source, dist } of ENTRIES.filter((entry) => entry.specifier !== 'tenacious/otel')) {
       expect(report.loaded[specifier]?.resolved, specifier).toMatch(
         new RegExp(`/consumer/node_modules/tenacious/dist/${dist}\\.${extension}$`),
       );
@@ -188,22 +199,24 @@ describe('importing the installed package by name', () => {
       "import * as google from 'tenacious/google';",
       "const ENTRIES = { tenacious: main, 'tenacious/fetch': fetchEntry, 'tenacious/google': google };",
       'const RESOLVE = (specifier) => import.meta.resolve(specifier);',
+      "const OTEL = await import('tenacious/otel').then(() => 'loaded', (error) => error.code);",
       SUBPATH_BODY,
     ].join('\n');
     await writeFile(join(consumer, 'subpaths.mjs'), script);
     const { stdout } = await run(process.execPath, ['subpaths.mjs'], { cwd: consumer });
-    await expectSubpaths(stdout, 'js');
+    await expectSubpaths(stdout, 'js', 'ERR_MODULE_NOT_FOUND');
   });
 
   it('as CJS: each subpath requires its own file of dist/, and they share one copy of the engine and the errors', async () => {
     const script = [
       "const ENTRIES = { tenacious: require('tenacious'), 'tenacious/fetch': require('tenacious/fetch'), 'tenacious/google': require('tenacious/google') };",
       'const RESOLVE = (specifier) => require.resolve(specifier);',
+      "let OTEL = 'loaded'; try { require('tenacious/otel'); } catch (error) { OTEL = error.code; }",
       SUBPATH_BODY,
     ].join('\n');
     await writeFile(join(consumer, 'subpaths.cjs'), script);
     const { stdout } = await run(process.execPath, ['subpaths.cjs'], { cwd: consumer });
-    await expectSubpaths(stdout, 'cjs');
+    await expectSubpaths(stdout, 'cjs', 'MODULE_NOT_FOUND');
   });
 
   it('type-checks from an ES module and from a CommonJS module, declarations included', async () => {

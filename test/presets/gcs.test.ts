@@ -36,8 +36,12 @@ describe('gcs(): the values of the Cloud Storage retry guidance', () => {
 
   it('is frozen, and shared between calls that override nothing', () => {
     expect(Object.isFrozen(read) && Object.isFrozen(read.backoff) && Object.isFrozen(read.backoff?.jitter)).toBe(true);
-    expect(gcs({ operation: 'objects.list' })).toBe(read);
-    expect(gcs({ operation: 'objects.insert' })).toBe(gcs({ strategy: 'never' }));
+    // One shared object per operation: it carries the operation's name, for telemetry.
+    expect(gcs({ operation: 'objects.get' })).toBe(read);
+    expect(read).toMatchObject({ name: 'objects.get', service: 'storage' });
+    expect(gcs({ operation: 'objects.list' })).toMatchObject({ ...read, name: 'objects.list' });
+    expect(gcs({ operation: 'objects.insert' })).toEqual({ ...gcs({ strategy: 'never' }), name: 'objects.insert' });
+    expect(gcs({ strategy: 'never' }).name).toBeUndefined();
     const custom = gcs({ operation: 'objects.get', maxAttempts: 4 });
     expect(Object.isFrozen(custom) && Object.isFrozen(custom.backoff)).toBe(true);
     expect(custom.maxAttempts).toBe(4);
@@ -156,7 +160,7 @@ describe('gcs(): whether the request may be resent', () => {
     [
       { operation: 'objects.get', operaton: 'x' },
       TypeError,
-      /^gcs: unknown option "operaton" \(known: backoff, .*, hedge, maxDelayMs, operation, preconditions, strategy\)$/,
+      /^gcs: unknown option "operaton" \(known: backoff, .*, hedge, telemetry, name, service, maxDelayMs, operation, preconditions, strategy\)$/,
     ],
     [{ operation: 'objects.get', backoff: { jitter: 'lots' } }, TypeError, /^gcs: options\.backoff\.jitter must be/],
     ['objects.get', TypeError, /^gcs: options must be an object, got "objects\.get"$/],

@@ -136,7 +136,11 @@ describe('iam(): the values of the IAM retry guidance', () => {
       TypeError,
       /iam: options\.retryNotFound has no effect when options\.retryable is given/,
     ],
-    [{ retryNotFund: true }, TypeError, /^iam: unknown option "retryNotFund" \(known: backoff, .*, hedge, maxDelayMs, retryNotFound\)$/],
+    [
+      { retryNotFund: true },
+      TypeError,
+      /^iam: unknown option "retryNotFund" \(known: backoff, .*, hedge, telemetry, name, service, maxDelayMs, retryNotFound\)$/,
+    ],
     [{ maxAttempt: 3 }, TypeError, /^iam: unknown option "maxAttempt"/],
     [{ backoff: { initial: 5 } }, TypeError, /^iam: unknown option "initial" in options\.backoff \(known: initialDelayMs, /],
     [{ backoff: { initialDelayMs: -1 } }, RangeError, /^iam: options\.backoff\.initialDelayMs must be a finite number >= 0, got -1$/],

@@ -12,6 +12,7 @@ const modules = [
   '../../src/index.js',
   '../../src/fetch/index.js',
   '../../src/google/index.js',
+  '../../src/otel/index.js',
   '../../src/cli/args.js',
   '../../src/cli/duration.js',
   '../../src/cli/exit-status.js',
