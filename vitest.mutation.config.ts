@@ -7,7 +7,8 @@ import base from './vitest.config.js';
 // the bundle-size budgets (they bundle src/ with esbuild), and the fault-server soak and the
 // fleet simulator (seconds each; the code they exercise is covered by faster tests), and the
 // runs against Google's storage testbench (test/fetch/storage-testbench.test.ts starts a Python
-// server per run; resume.test.ts and gcs-upload.test.ts cover the same code on loopback).
+// server per run; resume.test.ts and gcs-upload.test.ts cover the same code on loopback, and
+// test/otel's other files the telemetry of transfers; the demo test spawns a process).
 export default defineConfig({
   test: {
     ...base.test,
@@ -19,8 +20,9 @@ export default defineConfig({
       'test/fetch/**/*.test.ts',
       'test/fuzz/**/*.test.ts',
       'test/cli/**/*.test.ts',
+      'test/otel/**/*.test.ts',
     ],
-    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts', 'test/fetch/storage-testbench.test.ts'],
+    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts', 'test/fetch/storage-testbench.test.ts', 'test/otel/transfers.test.ts', 'test/otel/demo.test.ts'],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the
     // virtual clock's helper checks it), so no file sees another's state. src/ is loaded
