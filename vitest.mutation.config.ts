@@ -22,7 +22,14 @@ export default defineConfig({
       'test/cli/**/*.test.ts',
       'test/otel/**/*.test.ts',
     ],
-    exclude: ['test/cli/main.test.ts', 'test/sim.test.ts', 'test/size.test.ts', 'test/fetch/storage-testbench.test.ts', 'test/otel/transfers.test.ts', 'test/otel/demo.test.ts'],
+    exclude: [
+      'test/cli/main.test.ts',
+      'test/sim.test.ts',
+      'test/size.test.ts',
+      'test/fetch/storage-testbench.test.ts',
+      'test/otel/transfers.test.ts',
+      'test/otel/demo.test.ts',
+    ],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the
     // virtual clock's helper checks it), so no file sees another's state. src/ is loaded
