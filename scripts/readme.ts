@@ -14,6 +14,7 @@ export const SECTIONS = [
   'resume.md',
   'hedging.md',
   'fleet.md',
+  'telemetry.md',
   'recipes.md',
   'cli.md',
   'comparison.md',
