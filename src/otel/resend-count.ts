@@ -26,5 +26,6 @@ export const SEND_KEY: symbol = createContextKey('tenacious send');
  */
 export function resendCountHook(_request?: unknown): Attributes {
   const send = context.active().getValue(SEND_KEY);
+  // Stryker disable next-line ConditionalExpression: only numbers are put under SEND_KEY, and undefined > 1 is false too
   return typeof send === 'number' && send > 1 ? { 'http.request.resend_count': send - 1 } : {};
 }
