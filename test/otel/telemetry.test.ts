@@ -3,6 +3,7 @@
 import { SpanKind, SpanStatusCode, context, metrics, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { retryFetch } from '../../src/fetch/index.js';
 import { RetryError, hedge, retry, withRetry } from '../../src/index.js';
 import { gcs, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import { otelTelemetry, resendCountHook } from '../../src/otel/index.js';
@@ -56,7 +57,7 @@ describe('otelTelemetry(): the call span', () => {
     expect(call.error).toBeInstanceOf(RetryError);
     const [span] = sdk.spans();
     expect(span?.name).toBe('tenacious.retry');
-    expect(span?.attributes).toEqual({ 'tenacious.attempts': 2, 'tenacious.outcome': 'attempts', 'error.type': 'ECONNRESET' });
+    expect(span?.attributes).toStrictEqual({ 'tenacious.attempts': 2, 'tenacious.outcome': 'attempts', 'error.type': 'ECONNRESET' });
     expect(span?.status).toEqual({ code: SpanStatusCode.ERROR, message: (call.error as Error).message });
     expect(span?.events.map((e) => e.name)).toEqual(['tenacious.retry', 'exception']);
   });
@@ -183,6 +184,93 @@ describe('otelTelemetry(): the call span', () => {
       ['setIamPolicy', 'iam', 2],
     ]);
   });
+  it('makes its spans with the tracer named tenacious', async () => {
+    await retry(() => 1, { telemetry: telemetryNow() });
+    expect(sdk.spans().map((s) => s.instrumentationScope.name)).toEqual(['tenacious']);
+  });
+
+  it('adds an event per progress report, with the attempt that made it', async () => {
+    const telemetry = telemetryNow();
+    let n = 0;
+    const call = track(
+      retry(
+        (ctx) => {
+          ctx.progress();
+          if (++n === 1) throw httpError(503);
+          return 'ok';
+        },
+        { backoff, telemetry },
+      ),
+    );
+    await clock.tickAsync(100);
+    expect(call.value).toBe('ok');
+    expect(sdk.spans()[0]?.events.map((e) => [e.name, e.attributes?.['tenacious.attempt']])).toEqual([
+      ['tenacious.progress', 1],
+      ['tenacious.retry', 1],
+      ['tenacious.progress', 2],
+    ]);
+  });
+
+  it('runs a resumed download under a span of its own, a child of the ended one, and records the call metrics once', async () => {
+    // A 200 of 20 bytes whose body breaks after 10; a request with a Range gets the other 10.
+    const fetchFn: typeof fetch = async (_input, init) => {
+      const resumed = new Headers(init?.headers).get('range') !== null;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(10).fill(resumed ? 0x62 : 0x61));
+        },
+        pull(controller) {
+          if (resumed) controller.close();
+          else controller.error(new TypeError('terminated'));
+        },
+      });
+      return resumed
+        ? new Response(body, { status: 206, headers: { etag: '"v1"', 'content-range': 'bytes 10-19/20' } })
+        : new Response(body, { status: 200, headers: { etag: '"v1"', 'content-length': '20' } });
+    };
+    const telemetry = telemetryNow();
+    const options = { backoff: { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' as const }, fetch: fetchFn, telemetry };
+    const res = track(retryFetch('http://x.test/o', undefined, { ...options, name: 'objects.get', service: 'storage' }));
+    await clock.tickAsync(0);
+    const text = track((res.value as Response).text());
+    await clock.tickAsync(10);
+    expect(text.value).toBe(`${'a'.repeat(10)}${'b'.repeat(10)}`);
+
+    const [first, resumed, ...others] = sdk.spans();
+    expect(others).toEqual([]);
+    expect(first?.name).toBe('objects.get');
+    expect(first?.attributes).toStrictEqual({ 'gcp.client.service': 'storage', 'tenacious.attempts': 1, 'tenacious.outcome': 'success' });
+    expect(first?.events).toEqual([]);
+    expect(resumed?.name).toBe('objects.get');
+    expect(resumed?.kind).toBe(SpanKind.INTERNAL);
+    expect(resumed?.parentSpanContext?.spanId).toBe(first?.spanContext().spanId);
+    expect(resumed?.spanContext().traceId).toBe(first?.spanContext().traceId);
+    expect(resumed?.attributes).toStrictEqual({
+      'gcp.client.service': 'storage',
+      'tenacious.resumed': true,
+      'tenacious.attempts': 2,
+      'tenacious.outcome': 'success',
+    });
+    expect(resumed?.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['tenacious.resume', { 'tenacious.attempt': 1, 'error.type': 'TypeError' }],
+      [
+        'tenacious.retry',
+        { 'tenacious.attempt': 1, 'tenacious.delay_ms': 1, 'tenacious.delay_source': 'backoff', 'error.type': 'TypeError' },
+      ],
+    ]);
+    // The call's metrics once, at its first outcome; the resumed run counts as events.
+    const once = async (name: string) => (await sdk.points(name)).map((p) => (p.value as { count: number }).count);
+    expect(await once('tenacious.call.duration')).toEqual([1]);
+    expect(await once('tenacious.call.retries')).toEqual([1]);
+    expect(await once('tenacious.call.retry_delay')).toEqual([]);
+    const events = await sdk.points('tenacious.call.events');
+    expect(Object.fromEntries(events.map((p) => [p.attributes['tenacious.event'], p.value]))).toEqual({
+      attempt: 2,
+      retry: 1,
+      resume: 1,
+      success: 2,
+    });
+  });
 });
 
 describe('otelTelemetry(): metrics', () => {
@@ -227,6 +315,33 @@ describe('otelTelemetry(): metrics', () => {
       'give-up': 1,
     });
   });
+  it('labels the metrics of a call without a name or a service with neither', async () => {
+    const telemetry = telemetryNow();
+    await retry(() => 1, { telemetry });
+    const [duration] = await sdk.points('tenacious.call.duration');
+    expect(Object.keys(duration?.attributes ?? {})).toEqual(['tenacious.outcome']);
+    const [retries] = await sdk.points('tenacious.call.retries');
+    expect(Object.keys(retries?.attributes ?? {})).toEqual([]);
+  });
+
+  it('records no attempt duration for the wait in which a call ended, nor an exception for a reason that is not an Error', async () => {
+    const telemetry = telemetryNow();
+    const abort = new AbortController();
+    const fail = () => new Promise((_resolve, reject) => setTimeout(() => reject(httpError(503)), 10));
+    const call = track(retry(fail, { backoff, telemetry, signal: abort.signal }));
+    await clock.tickAsync(50); // the attempt's 10 ms, then 40 ms of the 100 ms wait
+    abort.abort('shutting down');
+    await clock.tickAsync(0);
+    expect(call.error).toBe('shutting down');
+    const [span] = sdk.spans();
+    expect(span?.attributes).toStrictEqual({ 'tenacious.attempts': 1, 'tenacious.outcome': 'aborted', 'error.type': '_OTHER' });
+    expect(span?.status).toEqual({ code: SpanStatusCode.ERROR, message: 'shutting down' });
+    expect(span?.events.map((e) => e.name)).toEqual(['tenacious.retry']);
+    const attempts = await sdk.points('tenacious.attempt.duration');
+    expect(attempts.map((p) => [p.attributes['tenacious.attempt.outcome'], summary(p)])).toEqual([
+      ['failure', { count: 1, sum: 0.01, min: 0.01, max: 0.01 }],
+    ]);
+  });
 });
 
 describe('otelTelemetry(): the global meter provider', () => {
@@ -251,6 +366,9 @@ describe('otelTelemetry(): options', () => {
     );
     expect(() => otelTelemetry({ meterProvider: 'global' as never })).toThrow(
       'otelTelemetry: options.meterProvider must be an OpenTelemetry MeterProvider (getMeter), got "global"',
+    );
+    expect(() => otelTelemetry({ meterProvider: sdk.tracerProvider as never })).toThrow(
+      /otelTelemetry: options.meterProvider must be an OpenTelemetry MeterProvider \(getMeter\), got /,
     );
     expect(() => otelTelemetry({ traceProvider: sdk.tracerProvider } as never)).toThrow(/otelTelemetry: unknown option "traceProvider"/);
     expect(() => otelTelemetry(null as never)).toThrow(/otelTelemetry: options must be/);
