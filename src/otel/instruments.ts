@@ -61,14 +61,10 @@ function instrumentsOf(meter: Meter): Instruments {
  * @internal
  */
 export function instrumentsFor(provider: MeterProvider | undefined): () => Instruments {
-  let from: MeterProvider | undefined;
-  let made: Instruments | undefined;
+  let made: { from: MeterProvider; instruments: Instruments } | undefined;
   return () => {
     const current = provider ?? metrics.getMeterProvider();
-    if (made === undefined || current !== from) {
-      from = current;
-      made = instrumentsOf(current.getMeter('tenacious'));
-    }
-    return made;
+    if (made?.from !== current) made = { from: current, instruments: instrumentsOf(current.getMeter('tenacious')) };
+    return made.instruments;
   };
 }
