@@ -111,6 +111,7 @@ function gauge<V>(
   const callback = (result: ObservableResult) => {
     for (const [name, value] of entries) result.observe(read(value), { 'tenacious.fleet.name': name });
   };
-  if (entries.length > 0) instrument.addCallback(callback);
+  // With no entries the callback observes nothing, and the SDK exports no gauge without points.
+  instrument.addCallback(callback);
   return () => instrument.removeCallback(callback);
 }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAdaptiveThrottle, createHedger, createRetryBudget } from '../../src/index.js';
 import { observeFleet } from '../../src/otel/index.js';
+import { collectingProvider } from './reader.js';
 import { useSdk } from './sdk.js';
 
 const sdk = useSdk();
@@ -51,9 +52,58 @@ describe('observeFleet', () => {
     expect(() => observeFleet({ hedgers: [createHedger()] as never })).toThrow(
       /^observeFleet: fleet\.hedgers must be an object of names to values/,
     );
+    // null or undefined where a value should be: the same message, not a TypeError from reading it.
+    expect(() => observeFleet({ budgets: { storage: null as never } })).toThrow(
+      'observeFleet: fleet.budgets.storage must come from createRetryBudget(), got null',
+    );
+    expect(() => observeFleet({ hedgers: { search: undefined as never } })).toThrow(
+      'observeFleet: fleet.hedgers.search must come from createHedger(), got undefined',
+    );
+    expect(() => observeFleet({ hedgers: { search: createRetryBudget() as never } })).toThrow(
+      /^observeFleet: fleet\.hedgers\.search must come from createHedger\(\), got /,
+    );
     expect(() => observeFleet({ budget: {} } as never)).toThrow(/^observeFleet: unknown option "budget" in fleet/);
     expect(() => observeFleet({}, { meterProvider: 1 as never })).toThrow(
       'observeFleet: options.meterProvider must be an OpenTelemetry MeterProvider (getMeter), got 1',
     );
+    expect(() => observeFleet({}, { meterProvider: {} as never })).toThrow(
+      'observeFleet: options.meterProvider must be an OpenTelemetry MeterProvider (getMeter), got {}',
+    );
+  });
+
+  it('describes each gauge, with its unit, as a reader of the SDK sees it', async () => {
+    const { meterProvider, metrics } = collectingProvider();
+    const stop = observeFleet(
+      { budgets: { storage: createRetryBudget() }, throttles: { api: createAdaptiveThrottle() }, hedgers: { search: createHedger() } },
+      { meterProvider },
+    );
+    try {
+      const described = (await metrics()).map(({ descriptor: { name, unit, description } }) => ({ name, unit, description }));
+      expect(described).toEqual([
+        {
+          name: 'tenacious.budget.tokens',
+          unit: '{token}',
+          description: 'Tokens a retry budget holds: a retry is allowed while it holds more than half its size.',
+        },
+        {
+          name: 'tenacious.throttle.rejection_probability',
+          unit: '1',
+          description: 'The share of attempts an adaptive throttle refuses now.',
+        },
+        { name: 'tenacious.hedger.delay', unit: 's', description: 'The hedging delay a call starting now would use.' },
+      ]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('reports only the kinds it was given', async () => {
+    const { meterProvider, metrics } = collectingProvider();
+    const stop = observeFleet({ budgets: { storage: createRetryBudget() } }, { meterProvider });
+    try {
+      expect((await metrics()).map((m) => [m.descriptor.name, m.dataPoints.length])).toEqual([['tenacious.budget.tokens', 1]]);
+    } finally {
+      stop();
+    }
   });
 });
