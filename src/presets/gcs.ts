@@ -227,11 +227,11 @@ export function gcsPreset(where: string, fields: Readonly<Record<string, unknown
   const base = decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE;
   const { operation } = fields;
   // The operation names the call for its telemetry (the span), unless the caller named it.
-  if (operation === undefined || fields.name !== undefined) return buildPreset(where, base, fields, path);
-  const named = { ...fields, name: operation };
+  const named = { ...fields, name: fields.name ?? operation };
   if (!overridesNothing(fields)) return buildPreset(where, base, named, path);
   // Nothing but the operation's own: one shared preset per operation and answer, so that
   // retry() keeps validating it once, as it does a shared preset (the table is finite).
+  // Without an operation, the key `true undefined` or `false undefined` holds the base preset.
   const key = `${base === GCS_SAFE} ${operation as string}`;
   const shared = NAMED.get(key) ?? buildPreset(where, base, named, path);
   NAMED.set(key, shared);

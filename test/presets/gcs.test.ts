@@ -6,6 +6,7 @@ import {
   type GrpcStatusName,
   type RetryError,
   type RetryOptions,
+  type Telemetry,
   TimeoutError,
   computeDelay,
   retry,
@@ -45,6 +46,23 @@ describe('gcs(): the values of the Cloud Storage retry guidance', () => {
     const custom = gcs({ operation: 'objects.get', maxAttempts: 4 });
     expect(Object.isFrozen(custom) && Object.isFrozen(custom.backoff)).toBe(true);
     expect(custom.maxAttempts).toBe(4);
+  });
+
+  it("names the call after its operation for telemetry, unless the caller named it: the caller's name wins", async () => {
+    expect(gcs({ operation: 'objects.get', maxAttempts: 4 }).name).toBe('objects.get');
+    expect(gcs({ operation: 'objects.get', name: 'report.download' }).name).toBe('report.download');
+    expect(gcs({ strategy: 'always', name: 'report.download' }).name).toBe('report.download');
+    // What retry() hands the telemetry: the same names.
+    const names: Array<string | undefined> = [];
+    const telemetry: Telemetry = ({ name }) => {
+      names.push(name);
+      return { event() {}, attempt: (_ctx, run) => run() };
+    };
+    await retry(() => 1, { ...gcs({ operation: 'objects.get', name: 'report.download' }), telemetry });
+    await retry(() => 1, { ...gcs({ operation: 'objects.list' }), telemetry });
+    await retry(() => 1, gcs({ strategy: 'always', name: 'bucket.scan', telemetry }));
+    await retry(() => 1, gcs({ strategy: 'always', telemetry }));
+    expect(names).toEqual(['report.download', 'objects.list', 'bucket.scan', undefined]);
   });
 
   const FIVE_XX = Array.from({ length: 100 }, (_, i) => 500 + i);
