@@ -2,33 +2,21 @@
 // names, kinds, units, descriptions and histogram buckets, and that a provider's instruments are
 // made once, not per call.
 import { type MeterProvider as ApiMeterProvider, metrics } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import { retry } from '../../src/index.js';
 import { otelTelemetry } from '../../src/otel/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
+import { collectingProvider } from './reader.js';
 
 const clock = useVirtualClock();
-
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** Seconds, from 5 ms to the 600 s of a long retried call (the SDK's default buckets are sized for milliseconds). */
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300, 600];
 
 describe('otelTelemetry(): the instruments', () => {
   it('names each metric, with its kind, unit, description and, for histograms, buckets fit for retried calls', async () => {
-    const reader = new TestReader();
-    const meterProvider = new MeterProvider({ readers: [reader] });
+    const { meterProvider, metrics: collect } = collectingProvider();
     const telemetry = otelTelemetry({ meterProvider });
     const call = track(
       retry(
@@ -45,10 +33,7 @@ describe('otelTelemetry(): the instruments', () => {
     await clock.tickAsync(100);
     expect(call.value).toBe('ok');
 
-    const { resourceMetrics } = await reader.collect();
-    const scopes = resourceMetrics.scopeMetrics.filter((s) => s.scope.name === 'tenacious');
-    expect(scopes).toHaveLength(1);
-    const described = scopes[0]!.metrics.map((metric) => ({
+    const described = (await collect()).map((metric) => ({
       name: metric.descriptor.name,
       // A counter is a monotonic sum.
       type: metric.dataPointType === DataPointType.SUM ? (metric.isMonotonic ? 'counter' : 'up-down') : metric.dataPointType,
@@ -98,7 +83,7 @@ describe('otelTelemetry(): the instruments', () => {
   });
 
   it("makes a provider's instruments once, not at every call", async () => {
-    const sdkProvider = new MeterProvider({ readers: [new TestReader()] });
+    const sdkProvider = collectingProvider().meterProvider;
     const meters: string[] = [];
     const counted: ApiMeterProvider = {
       getMeter: (name, version, options) => {
@@ -112,22 +97,21 @@ describe('otelTelemetry(): the instruments', () => {
   });
 
   it('on the global provider, records to the one registered at each call: a new registration gets new instruments', async () => {
-    const readers = [new TestReader(), new TestReader()];
+    const providers = [collectingProvider(), collectingProvider()] as const;
     const telemetry = otelTelemetry();
-    const counts = async (reader: TestReader) =>
-      (await reader.collect()).resourceMetrics.scopeMetrics
-        .flatMap((s) => s.metrics)
+    const counts = async ({ metrics: collect }: ReturnType<typeof collectingProvider>) =>
+      (await collect())
         .filter((m) => m.descriptor.name === 'tenacious.call.duration')
         .map((m) => (m.dataPoints[0]!.value as Histogram).count);
     try {
-      metrics.setGlobalMeterProvider(new MeterProvider({ readers: [readers[0]!] }));
+      metrics.setGlobalMeterProvider(providers[0].meterProvider);
       await retry(() => 1, { telemetry });
       await retry(() => 2, { telemetry });
       metrics.disable(); // the API registers a global provider once: dropped first, as at a restart
-      metrics.setGlobalMeterProvider(new MeterProvider({ readers: [readers[1]!] }));
+      metrics.setGlobalMeterProvider(providers[1].meterProvider);
       await retry(() => 3, { telemetry });
-      expect(await counts(readers[0]!)).toEqual([2]);
-      expect(await counts(readers[1]!)).toEqual([1]);
+      expect(await counts(providers[0])).toEqual([2]);
+      expect(await counts(providers[1])).toEqual([1]);
     } finally {
       metrics.disable();
     }
