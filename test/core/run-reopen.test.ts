@@ -20,21 +20,21 @@ async function succeededCall(options: Parameters<typeof startCall>[1] = {}) {
   return { run: call.run, events };
 }
 
+/** A new fn for a further run that answers 'again', and the attempt numbers it was called with. */
+function recording() {
+  const seen: number[] = [];
+  const fn = (ctx: AttemptContext) => {
+    seen.push(ctx.attempt);
+    return Promise.resolve('again');
+  };
+  return { seen, fn };
+}
+
 describe('reopen: a further run of a succeeded call', () => {
   it('with nothing broken, calls the new fn at once, as the next attempt of the call', async () => {
     const { run } = await succeededCall();
-    const seen: number[] = [];
-    const p = track(
-      run.reopen(
-        (ctx: AttemptContext) => {
-          seen.push(ctx.attempt);
-          return Promise.resolve('again');
-        },
-        undefined,
-        undefined,
-        false,
-      ),
-    );
+    const { seen, fn } = recording();
+    const p = track(run.reopen(fn, undefined, undefined, false));
     expect(seen).toEqual([2]);
     await clock.tickAsync(0);
     expect(p).toMatchObject({ state: 'resolved', value: 'again' });
@@ -44,18 +44,8 @@ describe('reopen: a further run of a succeeded call', () => {
     const { run, events } = await succeededCall();
     clock.tick(500);
     const broken = httpError(503);
-    const seen: number[] = [];
-    const p = track(
-      run.reopen(
-        (ctx: AttemptContext) => {
-          seen.push(ctx.attempt);
-          return Promise.resolve('again');
-        },
-        broken,
-        undefined,
-        false,
-      ),
-    );
+    const { seen, fn } = recording();
+    const p = track(run.reopen(fn, broken, undefined, false));
     expect(seen).toEqual([]);
     await clock.tickAsync(99);
     expect(seen).toEqual([]);

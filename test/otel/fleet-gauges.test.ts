@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAdaptiveThrottle, createHedger, createRetryBudget } from '../../src/index.js';
 import { observeFleet } from '../../src/otel/index.js';
-import { collectingProvider } from './reader.js';
+import { collectingProvider } from './sdk.js';
 import { useSdk } from './sdk.js';
 
 const sdk = useSdk();

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { retry } from '../../src/index.js';
 import { otelTelemetry } from '../../src/otel/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
-import { collectingProvider } from './reader.js';
+import { collectingProvider } from './sdk.js';
 
 const clock = useVirtualClock();
 

@@ -7,6 +7,7 @@ import {
   AggregationTemporality,
   type DataPoint,
   type Histogram,
+  type MetricData,
   MeterProvider,
   MetricReader,
   type ResourceMetrics,
@@ -40,6 +41,19 @@ class TestReader extends MetricReader {
   protected override onShutdown(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/**
+ * A fresh meter provider, and the metrics of the meter `tenacious` it holds, collected now: for
+ * tests that read what the SDK knows of an instrument (its descriptor, its buckets), not only points.
+ */
+export function collectingProvider(): { meterProvider: MeterProvider; metrics: () => Promise<MetricData[]> } {
+  const reader = new TestReader();
+  return {
+    meterProvider: new MeterProvider({ readers: [reader] }),
+    metrics: async () =>
+      (await reader.collect()).resourceMetrics.scopeMetrics.filter((s) => s.scope.name === 'tenacious').flatMap((s) => s.metrics),
+  };
 }
 
 /** One SDK for a test file: fresh exporter contents and metrics for each test. */
