@@ -81,6 +81,13 @@ export interface AttemptContext {
   /** Which copy of the attempt this is: 1, or 2 and more for the copies a hedged attempt sends. */
   readonly copy: number;
   /**
+   * A random UUID of the whole call, the same for every attempt, copy and resumed run: what a
+   * server needs to tell a retry from a new request. Send it as an `Idempotency-Key` header.
+   * `retryFetch` under `gcs()` sends it as Google's clients do (`x-goog-api-client:
+   * gccl-invocation-id/…`, `x-goog-gcs-idempotency-token`). Created on first read.
+   */
+  readonly invocationId: string;
+  /**
    * Tells the call that this attempt made progress a retry keeps (an upload's bytes persisted,
    * a page of results stored): the limits, `deadlineMs`, `maxAttempts` and `attemptTimeoutMs`,
    * and the backoff count again from now. Attempt numbers and hooks go on as the call's. A

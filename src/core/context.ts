@@ -7,6 +7,7 @@ import type { AttemptContext } from '../types.js';
 /** What a Context needs of its call. */
 export interface ContextOwner {
   signalFor(attempt: number): AbortSignal;
+  runs(): { invocationId(): string };
   progressed(ctx: Context): void;
   attemptResolved(ctx: Context, value: unknown): void;
   attemptRejected(ctx: Context, error: unknown): void;
@@ -31,6 +32,10 @@ export class Context implements AttemptContext {
 
   get signal(): AbortSignal {
     return this.#run.signalFor(this.attempt);
+  }
+
+  get invocationId(): string {
+    return this.#run.runs().invocationId();
   }
 
   /** A plain attempt is one request: its only copy. */

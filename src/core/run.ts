@@ -62,7 +62,8 @@ export class Run<T> implements Timed, AbortWatcher {
     return this.#more?.startedAt ?? this.#startedAt; // the limits count from there
   }
 
-  #runs(): Runs {
+  /** What the call keeps beyond a first run (runs.ts), made on first need. */
+  runs(): Runs {
     this.#more ??= new Runs(this.#startedAt);
     return this.#more;
   }
@@ -113,7 +114,7 @@ export class Run<T> implements Timed, AbortWatcher {
       this.#reject = reject;
       this.#phase = ATTEMPTING;
       const t = steadyNow();
-      if (progressed) this.#runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
+      if (progressed) this.runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
       emit(this.#config, { type: 'resume', attempt: this.#attempt, error: broken, elapsedMs: t - this.#startedAt });
       try {
         this.#watch();
@@ -142,7 +143,7 @@ export class Run<T> implements Timed, AbortWatcher {
     let result: T | PromiseLike<T>;
     try {
       const mode = config.hedge;
-      result = mode === undefined ? this.call(ctx) : mode.run((copy) => this.call(copy), ctx, this.#runs().hostFor(config));
+      result = mode === undefined ? this.call(ctx) : mode.run((copy) => this.call(copy), ctx, this.runs().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
       return this.#judge(error, ctx, steadyNow());
@@ -175,7 +176,7 @@ export class Run<T> implements Timed, AbortWatcher {
   progressed(ctx: AttemptContext): void {
     if (!this.#isCurrent(ctx)) return;
     const t = steadyNow();
-    this.#runs().begin(t, this.#attempt - 1);
+    this.runs().begin(t, this.#attempt - 1);
     emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
     // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
     // Stryker disable next-line ConditionalExpression: queued here instead, it is the same limit

@@ -1,11 +1,12 @@
 /**
  * What a call needs beyond its first run (made on first need: most calls have one run and no
- * mode): where the current run began, which the limits count from, and the host of an attempt
- * a mode makes. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
+ * mode): where the current run began, which the limits count from, the host of an attempt
+ * a mode makes, and the call's invocation id. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
  */
 import { CallHost } from './host.js';
 import type { RetryConfig } from './options.js';
 import type { Progress } from './decide.js';
+import { randomId } from '../runtime/random-id.js';
 
 /** The runs of one call. */
 export class Runs {
@@ -14,6 +15,8 @@ export class Runs {
   /** The host of the running attempt, when a mode makes it. */
   host: CallHost | undefined = undefined;
 
+  #invocationId: string | undefined = undefined;
+
   /** `startedAt`: when the current run began, on the steadyNow() clock. */
   constructor(public startedAt: number) {}
 
@@ -21,6 +24,12 @@ export class Runs {
   begin(t: number, base: number): void {
     this.startedAt = t;
     this.base = base;
+  }
+
+  /** The call's invocation id (`ctx.invocationId`), made on first read. */
+  invocationId(): string {
+    this.#invocationId ??= randomId();
+    return this.#invocationId;
   }
 
   /** A host for an attempt a mode makes under `config`, kept for the answers it remembers. */

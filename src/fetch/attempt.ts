@@ -9,6 +9,7 @@ import { HttpStatusError } from '../errors.js';
 import type { AttemptContext } from '../types.js';
 import type { FetchFunction } from './fetch-options.js';
 import type { HeldResponse } from './held-response.js';
+import { invocationHeaders } from './invocation-headers.js';
 import type { RequestPlan } from './request-plan.js';
 import { discarded, followLate, readWholeBody, trackResponse } from './responses.js';
 import { type BodyBuffer, canResume } from './resume.js';
@@ -30,8 +31,17 @@ export interface FillRule {
   readonly readWhole: boolean;
 }
 
-/** The send step: `plan`'s request, through `fetchFn`, for `input` and `init` as the caller gave them. */
-export function sender(input: string | URL | Request, init: RequestInit | undefined, plan: RequestPlan, fetchFn: FetchFunction): Send {
+/**
+ * The send step: `plan`'s request, through `fetchFn`, for `input` and `init` as the caller gave
+ * them; with `stamped`, each carrying the call's invocation headers (invocation-headers.ts).
+ */
+export function sender(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  plan: RequestPlan,
+  fetchFn: FetchFunction,
+  stamped = false,
+): Send {
   return async (ctx, rest) => {
     const attemptSignal = ctx.signal;
     // The engine reads the clock for a first attempt one microtask after it began. Yielding before
@@ -48,7 +58,12 @@ export function sender(input: string | URL | Request, init: RequestInit | undefi
       if (!url.searchParams.has('generation')) url.searchParams.set('generation', rest.generation);
       target = plan.request === undefined ? url : new Request(url, target as Request);
     }
-    const headers = rest === undefined ? {} : { headers: { ...Object.fromEntries(plan.headers ?? []), ...rest.headers } };
+    const headers =
+      rest === undefined && !stamped
+        ? {}
+        : {
+            headers: { ...Object.fromEntries(plan.headers ?? []), ...rest?.headers, ...(stamped && invocationHeaders(plan.headers, ctx)) },
+          };
     // The method is passed explicitly: fetch fills a missing one from its own dictionary, which
     // inherits from Object.prototype, and the method sent must be the one judged idempotent.
     const response = await fetchFn(target, { ...init, ...headers, method: plan.sentMethod, signal: fetchController.signal });

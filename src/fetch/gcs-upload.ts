@@ -15,6 +15,7 @@ import type { FetchFunction } from './fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
 import { cancelBody } from './responses.js';
 import { UPLOAD_RETRY_ON_RESULT } from './gcs-upload-start.js';
+import { invocationHeaders } from './invocation-headers.js';
 
 export { type GcsUploadTarget, gcsStartResumableUpload } from './gcs-upload-start.js';
 
@@ -164,7 +165,12 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
   };
   const total = data.size;
   const put = async (ctx: AttemptContext, range: string, part?: BodyInit): Promise<Response> =>
-    send(sessionUri, { method: 'PUT', headers: { 'content-range': range }, body: part ?? null, signal: ctx.signal });
+    send(sessionUri, {
+      method: 'PUT',
+      headers: { 'content-range': range, ...invocationHeaders(undefined, ctx) },
+      body: part ?? null,
+      signal: ctx.signal,
+    });
 
   // Where the next request starts: what the session said last (it may go back, and is obeyed).
   let offset = 0;

@@ -12,6 +12,7 @@ import { eitherSignal } from './either-signal.js';
 import { type RetryFetchOptions, readFetchOptions } from './fetch-options.js';
 import { fetchPolicy } from './fetch-policy.js';
 import { heldResponse } from './held-response.js';
+import { CLOUD_STORAGE } from './invocation-headers.js';
 import { type RequestPlan, planRequest } from './request-plan.js';
 import { handOver } from './responses.js';
 import { bodyBuffer, canResume, resumingResponse } from './resume.js';
@@ -89,7 +90,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   const { callerSignal } = plan;
   const held = heldResponse();
   const mode = resumeMode(plan, { resume, bufferBody, hedge });
-  const send = sender(input, init, plan, fetchFn);
+  const send = sender(input, init, plan, fetchFn, retryOptions.service === CLOUD_STORAGE);
   const attempt = attemptOf(send, plan.method, held, {
     buffer: mode === 'buffer' ? bodyBuffer() : undefined,
     readWhole: bufferBody === true,

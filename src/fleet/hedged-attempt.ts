@@ -61,6 +61,11 @@ class Copy implements AttemptContext {
     return this.#owner.ctx.attempt;
   }
 
+  /** The copies of an attempt are one call's requests. */
+  get invocationId(): string {
+    return this.#owner.ctx.invocationId;
+  }
+
   /** Progress of any copy is the attempt's. */
   progress(): void {
     this.#owner.progressed();

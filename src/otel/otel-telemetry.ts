@@ -210,6 +210,10 @@ class CallSpan implements CallTelemetry {
       this.#context,
     );
     this.#context = trace.setSpan(this.#context, this.#span);
-    this.#span.addEvent('tenacious.resume', { 'tenacious.attempt': attempt, 'error.type': errorType(error) });
+    // A continuation (a part that ended whole, short of the object) broke nothing: no error to name.
+    this.#span.addEvent('tenacious.resume', {
+      'tenacious.attempt': attempt,
+      ...(error !== undefined && { 'error.type': errorType(error) }),
+    });
   }
 }

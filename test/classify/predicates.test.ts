@@ -76,7 +76,15 @@ describe('anyOf / allOf / not', () => {
       seen.push(ctx);
       return false;
     };
-    const ctx = { attempt: 2, copy: 1, progress() {}, signal: new AbortController().signal, elapsedMs: 5, remainingMs: 10 };
+    const ctx = {
+      attempt: 2,
+      copy: 1,
+      invocationId: 'id',
+      progress() {},
+      signal: new AbortController().signal,
+      elapsedMs: 5,
+      remainingMs: 10,
+    };
     anyOf(spy)(new Error('x'), ctx);
     allOf(not(spy))(new Error('x'), ctx);
     expect(seen).toEqual([ctx, ctx]);

@@ -233,7 +233,15 @@ describe('decide: a value retryOnResult rejected (issue 13)', () => {
 
 describe('isIdempotent', () => {
   it('answers a boolean as it is, and asks a function with the context and the error', () => {
-    const ctx = { attempt: 2, copy: 1, progress() {}, elapsedMs: 5, remainingMs: 10, signal: new AbortController().signal };
+    const ctx = {
+      attempt: 2,
+      copy: 1,
+      invocationId: 'id',
+      progress() {},
+      elapsedMs: 5,
+      remainingMs: 10,
+      signal: new AbortController().signal,
+    };
     const error = new Error('reset');
     expect(isIdempotent(config({ idempotent: false }), ctx, error)).toBe(false);
     expect(isIdempotent(config(), ctx, error)).toBe(true);
@@ -255,7 +263,15 @@ describe('isIdempotent', () => {
 });
 
 describe('isWorthRetrying', () => {
-  const ctx = { attempt: 1, copy: 1, progress() {}, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
+  const ctx = {
+    attempt: 1,
+    copy: 1,
+    invocationId: 'id',
+    progress() {},
+    elapsedMs: 0,
+    remainingMs: 1000,
+    signal: new AbortController().signal,
+  };
 
   it('asks retryable about an error and retryOnResult about a value, as true or false', () => {
     const options = {

@@ -5,7 +5,15 @@ import { judge } from '../../src/core/judge.js';
 import { readOptions } from '../../src/core/options.js';
 import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
 
-const ctx: AttemptContext = { attempt: 1, copy: 1, progress() {}, elapsedMs: 0, remainingMs: 1000, signal: new AbortController().signal };
+const ctx: AttemptContext = {
+  attempt: 1,
+  copy: 1,
+  invocationId: 'id',
+  progress() {},
+  elapsedMs: 0,
+  remainingMs: 1000,
+  signal: new AbortController().signal,
+};
 const notSettled = () => false;
 
 /** judge() of a failure with `error` on attempt `attempt`, under `options`. */

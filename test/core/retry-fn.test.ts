@@ -2,7 +2,7 @@
 // value, a promise (subclasses included), a thenable — each adopted like a promise, and a
 // `then` that misbehaves failing only that attempt.
 import { describe, expect, it, vi } from 'vitest';
-import { type AttemptContext, retry } from '../../src/index.js';
+import { type AttemptContext, hedging, retry } from '../../src/index.js';
 import { constant, noJitter, script } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
@@ -28,6 +28,47 @@ describe('the attempt context', () => {
       { attempt: 2, elapsedMs: 1000, remainingMs: 59_000, copy: 1 },
       { attempt: 3, elapsedMs: 3000, remainingMs: 57_000, copy: 1 },
     ]);
+  });
+});
+
+describe('the invocation id', () => {
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("is one UUID for all of a call's attempts, and another call's is another", async () => {
+    const ids: string[] = [];
+    const { fn } = script(httpError(503), httpError(503));
+    const record = (ctx: AttemptContext) => {
+      ids.push(ctx.invocationId, ctx.invocationId);
+      return fn(ctx);
+    };
+    const first = track(retry(record, { backoff: noJitter }));
+    await clock.tickAsync(3000);
+    expect(first.state).toBe('resolved');
+    await retry(record);
+    expect(ids).toHaveLength(8);
+    expect(ids[0]).toMatch(UUID);
+    expect(new Set(ids.slice(0, 6)).size).toBe(1);
+    expect(ids[6]).toMatch(UUID);
+    expect(ids[7]).toBe(ids[6]);
+    expect(ids[6]).not.toBe(ids[0]);
+  });
+
+  it("is the attempt's for every hedged copy", async () => {
+    const ids: string[] = [];
+    const p = track(
+      retry(
+        (ctx) => {
+          ids.push(ctx.invocationId);
+          return new Promise((resolve) => setTimeout(resolve, ctx.copy === 1 ? 100 : 10, ctx.copy));
+        },
+        { hedge: hedging({ delayMs: 20, maxCopies: 2 }) },
+      ),
+    );
+    await clock.tickAsync(30);
+    expect(p.state).toBe('resolved');
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toBe(ids[0]);
+    await clock.tickAsync(100); // copy 1's own timer
   });
 });
 

@@ -13,7 +13,7 @@ import { rejection } from './loopback.js';
 
 /** An attempt's context whose signal is `signal`. */
 function contextOf(signal: AbortSignal = new AbortController().signal): AttemptContext {
-  return { attempt: 1, copy: 1, signal, elapsedMs: 0, remainingMs: 10_000, progress() {} };
+  return { attempt: 1, copy: 1, invocationId: 'id', signal, elapsedMs: 0, remainingMs: 10_000, progress() {} };
 }
 
 /** A fetch that answers call n with answers[n]() (then 200 "ok") and records what it was given. */

@@ -54,7 +54,15 @@ describe('the resume driver', () => {
         runs.push({ broken, signal, progressed });
         await gate;
         if (signal?.aborted) throw signal.reason;
-        return fn({ attempt: 2, copy: 1, signal: signal ?? new AbortController().signal, elapsedMs: 0, remainingMs: 1000, progress() {} });
+        return fn({
+          attempt: 2,
+          copy: 1,
+          invocationId: 'id',
+          signal: signal ?? new AbortController().signal,
+          elapsedMs: 0,
+          remainingMs: 1000,
+          progress() {},
+        });
       },
     };
     return { run, runs, release };

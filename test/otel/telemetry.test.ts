@@ -271,6 +271,36 @@ describe('otelTelemetry(): the call span', () => {
       success: 2,
     });
   });
+
+  it('a continuation (a part that ended whole, short of the object) resumes with no error.type', async () => {
+    // 20 bytes: the first answer breaks after 10; the server answers the rest in two parts of 5.
+    const fetchFn: typeof fetch = async (_input, init) => {
+      const range = new Headers(init?.headers).get('range');
+      const from = range === null ? 0 : Number(range.slice('bytes='.length, -1));
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(range === null ? 10 : 5).fill(0x61 + from / 5));
+        },
+        pull(controller) {
+          if (range === null) controller.error(new TypeError('terminated'));
+          else controller.close();
+        },
+      });
+      return range === null
+        ? new Response(body, { status: 200, headers: { etag: '"v1"', 'content-length': '20' } })
+        : new Response(body, { status: 206, headers: { etag: '"v1"', 'content-range': `bytes ${from}-${from + 4}/20` } });
+    };
+    const backoff = { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' as const };
+    const res = track(retryFetch('http://x.test/o', undefined, { fetch: fetchFn, backoff, telemetry: telemetryNow(), name: 'o' }));
+    await clock.tickAsync(0);
+    const text = track((res.value as Response).text());
+    await clock.tickAsync(10);
+    expect(text.value).toBe(`${'a'.repeat(10)}${'c'.repeat(5)}${'d'.repeat(5)}`);
+    const [, afterBreak, continued, ...others] = sdk.spans();
+    expect(others).toEqual([]);
+    expect(afterBreak?.events[0]?.attributes).toEqual({ 'tenacious.attempt': 1, 'error.type': 'TypeError' });
+    expect(continued?.events.map((e) => [e.name, e.attributes])).toEqual([['tenacious.resume', { 'tenacious.attempt': 2 }]]);
+  });
 });
 
 describe('otelTelemetry(): metrics', () => {
