@@ -84,6 +84,15 @@ export const contenders = (lib: Library): readonly Contender[] => [
   },
   { name: 'tenacious retry(fn)', wrap: (op) => () => lib.retry(op) },
   {
+    // Issue 23: what the `telemetry` option costs where no OpenTelemetry SDK is registered (the
+    // API's no-op tracer and meter): the call's span, context and metric calls, made and dropped.
+    name: 'tenacious retry(fn, { telemetry: otelTelemetry() }) (no SDK)',
+    wrap: (op) => {
+      const options = Object.freeze({ telemetry: lib.otelTelemetry() });
+      return () => lib.retry(op, options);
+    },
+  },
+  {
     // The preset made once and reused: the frozen-options path.
     name: 'tenacious retry(fn, gcs()) (preset made once)',
     wrap: (op) => {

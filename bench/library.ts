@@ -10,16 +10,26 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-/** The public API of the package: its three entry points, `tenacious`, `tenacious/fetch` and `tenacious/google`. */
-export type Library = typeof import('../src/index.js') & typeof import('../src/fetch/index.js') & typeof import('../src/google/index.js');
+/** The public API of the package: its entry points, `tenacious`, `tenacious/fetch`, `tenacious/google` and `tenacious/otel`. */
+export type Library = typeof import('../src/index.js') &
+  typeof import('../src/fetch/index.js') &
+  typeof import('../src/google/index.js') &
+  typeof import('../src/otel/index.js');
 
-/** Bundles the entry points (src/index.ts, src/fetch/index.ts, src/google/index.ts) into one temporary ES module and imports it. */
+/**
+ * Bundles the entry points (src/index.ts, src/fetch/index.ts, src/google/index.ts,
+ * src/otel/index.ts) into one temporary ES module and imports it. `@opentelemetry/api` is
+ * bundled with it: with no SDK registered, its tracer and meter are the API's no-op ones.
+ */
 export async function loadLibrary(): Promise<Library> {
   const result = await build({
     stdin: {
-      contents: ["export * from './src/index.ts';", "export * from './src/fetch/index.ts';", "export * from './src/google/index.ts';"].join(
-        '\n',
-      ),
+      contents: [
+        "export * from './src/index.ts';",
+        "export * from './src/fetch/index.ts';",
+        "export * from './src/google/index.ts';",
+        "export * from './src/otel/index.ts';",
+      ].join('\n'),
       resolveDir: new URL('..', import.meta.url).pathname,
       loader: 'ts',
     },

@@ -226,20 +226,21 @@ export function gcsPreset(where: string, fields: Readonly<Record<string, unknown
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
   const base = decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE;
   const { operation } = fields;
-  // The operation names the call for its telemetry (the span), unless the caller named it.
-  const named = { ...fields, name: fields.name ?? operation };
-  if (!overridesNothing(fields)) return buildPreset(where, base, named, path);
   // Nothing but the operation's own: one shared preset per operation and answer, so that
   // retry() keeps validating it once, as it does a shared preset (the table is finite).
-  // Without an operation, the key `true undefined` or `false undefined` holds the base preset.
-  const key = `${base === GCS_SAFE} ${operation as string}`;
-  const shared = NAMED.get(key) ?? buildPreset(where, base, named, path);
-  NAMED.set(key, shared);
-  return shared;
+  // Without an operation, the entry `undefined` holds the base preset.
+  const shared = overridesNothing(fields) ? (base === GCS_SAFE ? SAFE_BY_OPERATION : UNSAFE_BY_OPERATION) : undefined;
+  const known = shared?.get(operation);
+  if (known !== undefined) return known;
+  // The operation names the call for its telemetry (the span), unless the caller named it.
+  const preset = buildPreset(where, base, { ...fields, name: fields.name ?? operation }, path);
+  shared?.set(operation, preset);
+  return preset;
 }
 
-/** gcs({ operation }) without other overrides, by safety and operation. */
-const NAMED = new Map<string, PresetRetryOptions>();
+/** gcs({ operation }) without other overrides, by operation: those the table calls safe, and the others. */
+const SAFE_BY_OPERATION = new Map<unknown, PresetRetryOptions>();
+const UNSAFE_BY_OPERATION = new Map<unknown, PresetRetryOptions>();
 
 /** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */
 function decideIdempotent(where: string, path: string, fields: Readonly<Record<string, unknown>>): boolean {
