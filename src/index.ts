@@ -18,6 +18,7 @@ export type {
   GiveUpReason,
   RetryBudget,
   RetryEvent,
+  RetryGate,
   RetryOptions,
   SuccessEvent,
   Telemetry,
@@ -62,6 +63,7 @@ export {
 export type { RetryPredicate } from './types.js';
 export { type RetryBudgetOptions, type RetryTokenBudget, createRetryBudget } from './fleet/budget.js';
 export { type AdaptiveThrottle, type AdaptiveThrottleOptions, createAdaptiveThrottle } from './fleet/throttle.js';
+export { type RetryAfterGate, type RetryAfterGateOptions, createRetryAfterGate } from './fleet/gate.js';
 // Every error class of the library, those of tenacious/fetch and tenacious/google included: one
 // `catch` can tell them apart without importing the entry that threw them.
 export { HttpStatusError, ThrottledError } from './errors.js';

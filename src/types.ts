@@ -1,10 +1,13 @@
 /**
  * The shapes every layer shares: what `retry()` accepts, what it tells `fn` and `onRetry`, and
- * what a budget, a throttle and a predicate must provide. Types only, so any module may import
- * them without pulling code into a bundle or closing an import cycle.
+ * what a predicate, a mode and telemetry must provide (a budget, a throttle and a gate:
+ * fleet-types.ts). Types only, so any module may import them without pulling code into a
+ * bundle or closing an import cycle.
  */
 export type { CallEvent, GiveUpEvent, GiveUpReason, RetryEvent, SuccessEvent } from './events.js';
+export type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
 import type { CallEvent, GiveUpEvent, RetryEvent, SuccessEvent } from './events.js';
+import type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
 
 /**
  * How randomness spreads the delays of many clients apart.
@@ -97,41 +100,6 @@ export interface AttemptContext {
 }
 
 /**
- * Limits retries across many calls (see `createRetryBudget`). `retry()` reports every
- * attempt's outcome and asks before each retry.
- *
- * @example
- * const budget: RetryBudget = createRetryBudget({ maxTokens: 10, tokenRatio: 0.1 });
- * await Promise.all(urls.map((url) => retry(() => fetchJson(url), { budget })));
- */
-export interface RetryBudget {
-  /** An attempt succeeded (`true`) or failed with an error worth retrying (`false`). */
-  record(success: boolean): void;
-  /** Whether a retry may be sent now. */
-  canRetry(): boolean;
-}
-
-/**
- * Rejects attempts on the client when the server is overloaded (see
- * `createAdaptiveThrottle`). Asked before every attempt, told how each one went.
- *
- * @example
- * const throttle: AttemptThrottle = createAdaptiveThrottle({ k: 2 });
- * await retry(() => callBackend(), { throttle });
- */
-export interface AttemptThrottle {
-  /** Whether to send the next attempt; `false` fails the call with `error()`. */
-  admit(): boolean;
-  /**
-   * The server accepted the attempt (anything but a transient failure) or not. Not called for
-   * an attempt the caller aborted or that the deadline abandoned: it says nothing about the server.
-   */
-  record(accepted: boolean): void;
-  /** The error a refused attempt fails with; it is not retried. */
-  error(): Error;
-}
-
-/**
  * Options of `retry()`. Every field is optional; bad values throw before anything runs.
  *
  * @example
@@ -182,6 +150,14 @@ export interface RetryOptions<T = unknown> {
   budget?: RetryBudget;
   /** Client-side adaptive throttling shared by many calls. */
   throttle?: AttemptThrottle;
+  /**
+   * A gate shared by the calls to one host (`createRetryAfterGate()`): when one of them is told
+   * to wait (`Retry-After`, gRPC pushback, a 429's RateLimit reset), every call through the gate
+   * waits that long before its next attempt, first attempts included, instead of each finding
+   * the limit by failing. A pause that would end past a call's deadline fails that call at once
+   * (`RetryError` `'deadline'`); its signal still aborts it.
+   */
+  gate?: RetryGate;
   /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
   rng?: () => number;
   /**

@@ -197,7 +197,8 @@ export function errorReasonsOf(error: unknown): string[] {
  * How long the server asked the client to wait, in milliseconds, if it said so: an HTTP
  * `Retry-After` header (delta-seconds or an HTTP-date, read from `response.headers` or
  * `headers` as a `Headers` object or a plain object), gRPC `grpc-retry-pushback-ms` trailing
- * metadata, or a numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
+ * metadata, a 429's or 503's `RateLimit-Reset` (or `RateLimit`'s `reset`/`t`) in seconds, or a
+ * numeric `retryAfterMs` property set by user code. Malformed hints are ignored.
  * An HTTP-date is measured from the same headers' `Date` when they have a valid one (the
  * server's clock, as RFC 9110 §10.2.3 intends), else from `nowMs`.
  *
@@ -214,8 +215,23 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
     const fromResponse = isBag(e.response) ? e.response.headers : undefined;
     // The response's headers first; a Retry-After there, even a malformed one, is the answer.
     const headers = headerValue(fromResponse, 'retry-after') === undefined ? e.headers : fromResponse;
-    return headerValue(headers, 'retry-after') === undefined ? pushbackOf(e.metadata) : retryAfterIn(headers, nowMs);
+    if (headerValue(headers, 'retry-after') !== undefined) return retryAfterIn(headers, nowMs);
+    return pushbackOf(e.metadata) ?? rateLimitResetOf(e, fromResponse ?? e.headers);
   });
+}
+
+/**
+ * A 429's or 503's quota reset, in milliseconds, as the IETF's RateLimit header fields draft
+ * (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/) has servers say it:
+ * `RateLimit-Reset: 5`, or `reset=5` (its earlier drafts) or `t=5` (its later ones) in a
+ * `RateLimit` field, each in seconds. Other statuses' quotas are informational, not a request to wait.
+ */
+function rateLimitResetOf(e: Bag, headers: unknown): number | undefined {
+  const status = httpStatusOf(e);
+  if (status !== 429 && status !== 503) return undefined;
+  const reset =
+    headerValue(headers, 'ratelimit-reset') ?? /(?:^|[,;\s])(?:reset|t)=(\d+)(?![\w.])/.exec(headerValue(headers, 'ratelimit') ?? '')?.[1];
+  return reset !== undefined && /^\s*\d+\s*$/.test(reset) ? Number(reset) * 1000 : undefined;
 }
 
 function pushbackOf(metadata: unknown): number | undefined {

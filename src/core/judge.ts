@@ -1,8 +1,8 @@
 /**
  * The judgement of one attempt's outcome, between the engine (run.ts) and the pure decision
  * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
- * `idempotent`), records the outcome with the throttle and the budget, asks the budget and the
- * rng when another attempt is possible, reads the server's hint, and hands the facts to
+ * `idempotent`), records the outcome with the throttle and the budget, reads the server's hint
+ * (and tells the gate), asks the budget and the rng when another attempt is possible, and hands the facts to
  * decide(): user code runs here, once each, never in decide(). User code may abort the
  * caller's signal, which settles the call: `settled` says so, and then nothing more is asked or
  * recorded.
@@ -55,13 +55,16 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
   const { attempt, elapsedMs, progressAt } = outcome;
+  const hintMs = retryAfterMsOf(error);
+  // The server asked for a pause: every call through the gate takes it, this one given up or not.
+  if (transient && hintMs !== undefined) config.gate?.hold(hintMs);
   const failed: FailedAttempt = { error, value: returned?.value, transient, attempt, elapsedMs, idempotent, progressAt };
   if (earlyGiveUp(failed, config) !== undefined) return decide(failed, config);
   // Another attempt is possible: the facts the delay needs, each asked once.
   const { budget, jitter } = config;
   const budgetAllows = budget?.canRetry();
   const random = budgetAllows === false || jitter === 'none' ? undefined : config.rng();
-  return decide({ ...failed, budgetAllows, random, hintMs: retryAfterMsOf(error) }, config);
+  return decide({ ...failed, budgetAllows, random, hintMs }, config);
 }
 
 const SETTLED = { action: 'settled' } as const;

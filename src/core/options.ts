@@ -9,6 +9,7 @@ import type {
   CallEvent,
   AttemptThrottle,
   BackoffPolicy,
+  RetryGate,
   GiveUpEvent,
   RetryBudget,
   RetryEvent,
@@ -52,6 +53,7 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly onEvent: ((event: CallEvent) => void) | undefined;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
+  readonly gate: RetryGate | undefined;
   readonly rng: () => number;
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
@@ -127,6 +129,7 @@ export const RETRY_RULES = {
   onEvent: FUNCTION,
   budget: { ok: (v) => hasMethods(v, ['record', 'canRetry']), rule: 'come from createRetryBudget() (record, canRetry)' },
   throttle: { ok: (v) => hasMethods(v, ['admit', 'record', 'error']), rule: 'come from createAdaptiveThrottle() (admit, record, error)' },
+  gate: { ok: (v) => hasMethods(v, ['waitMs', 'hold']), rule: 'come from createRetryAfterGate() (waitMs, hold)' },
   rng: FUNCTION,
   unref: BOOLEAN,
   hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
@@ -156,6 +159,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     onEvent: undefined,
     budget: undefined,
     throttle: undefined,
+    gate: undefined,
     rng: undefined,
     unref: undefined,
     hedge: undefined,
@@ -179,6 +183,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.onEvent,
     o.budget,
     o.throttle,
+    o.gate,
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
@@ -208,6 +213,7 @@ function makeConfig(
   onEvent: RetryConfig['onEvent'],
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
+  gate: RetryGate | undefined,
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
@@ -232,6 +238,7 @@ function makeConfig(
     onEvent,
     budget,
     throttle,
+    gate,
     rng,
     unref,
     hedge,
@@ -257,6 +264,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   undefined,
   ignoreEvent,
+  undefined,
   undefined,
   undefined,
   undefined,

@@ -130,6 +130,8 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
+    const pause = config.gate?.waitMs() ?? 0; // a server asked every call through the gate to pause
+    if (pause > 0) return this.#attemptAt(t, t + pause);
     const throttle = config.throttle;
     if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
@@ -195,20 +197,23 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
   onDue(t: number): void {
     try {
-      if (this.#phase === SLEEPING) this.#sleepEnded(t);
+      if (this.#phase === SLEEPING)
+        this.#attemptAt(t, t); // a timer can fire late
       else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
     } catch (error) {
       this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
   }
 
-  /** A timer can fire late: an attempt started at or past the deadline could only overrun it. */
-  #sleepEnded(t: number): void {
-    if (t - this.#runStart() >= this.#config.deadlineMs) {
+  /** At `t`, the next attempt is due at `startAt` (now, or after a gate's pause); at or past the deadline, it gives up now. */
+  #attemptAt(t: number, startAt: number): void {
+    if (startAt - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
       return this.#fail(deadlineError(this.#attempt, elapsedMs, this.#last), 'deadline', elapsedMs);
     }
-    this.#runAttempt(t);
+    if (startAt === t) return this.#runAttempt(t);
+    this.#phase = SLEEPING;
+    schedule(this, startAt);
   }
 
   #attemptOverran(t: number): void {
@@ -278,14 +283,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#last = outcome;
     // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one
     if (this.slot !== NOT_QUEUED) unschedule(this);
-    const { signal } = this.#config;
-    // Stryker disable next-line ConditionalExpression: unwatchAbort(undefined) throws into the catch below, to the same end
-    if (signal === undefined) return;
-    try {
-      unwatchAbort(signal, this);
-    } catch {
-      // A signal-like object whose removeEventListener throws: the call is settled all the same.
-    }
+    unwatchAbort(this.#config.signal, this);
   }
 
   /** The signal of attempt `attempt`, created on first use; asked after the attempt ended, an aborted one. */

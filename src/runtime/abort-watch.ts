@@ -40,10 +40,18 @@ export function watchAbort(signal: AbortSignal, watcher: AbortWatcher): void {
   watch.watchers.add(watcher);
 }
 
-/** Stops telling `watcher`; the signal's listener goes when its last watcher does. */
-export function unwatchAbort(signal: AbortSignal, watcher: AbortWatcher): void {
-  const watch = watchOf.get(signal);
+/**
+ * Stops telling `watcher` (nothing to do without a signal); the signal's listener goes when its
+ * last watcher does. Never throws: a signal-like object whose removeEventListener throws is
+ * left to it, and its watcher is free all the same.
+ */
+export function unwatchAbort(signal: AbortSignal | undefined, watcher: AbortWatcher): void {
+  const watch = signal === undefined ? undefined : watchOf.get(signal);
   if (watch === undefined || !watch.watchers.delete(watcher) || watch.watchers.size > 0) return;
-  watchOf.delete(signal);
-  signal.removeEventListener('abort', watch.listener);
+  watchOf.delete(signal as AbortSignal);
+  try {
+    signal?.removeEventListener('abort', watch.listener);
+  } catch {
+    // Only that signal's own listener list is in doubt; nothing here depends on it.
+  }
 }

@@ -161,6 +161,24 @@ describe('retry hints', () => {
     expect(retryAfterMsOf(withProps({ headers: { 'retry-after': '7', date: new Date(serverClock).toUTCString() } }), now)).toBe(7000);
   });
 
+  it("reads a 429's or 503's quota reset from the RateLimit fields, in seconds, when there is no Retry-After", () => {
+    const limited = (status: number, headers: Record<string, string>) =>
+      withProps({ status, response: { status, headers: new Headers(headers) } });
+    expect(retryAfterMsOf(limited(429, { 'ratelimit-reset': '5' }), now)).toBe(5000);
+    expect(retryAfterMsOf(limited(503, { ratelimit: 'limit=100, remaining=0, reset=7' }), now)).toBe(7000);
+    expect(retryAfterMsOf(limited(429, { ratelimit: '"default";r=0;t=12' }), now)).toBe(12_000);
+    expect(retryAfterMsOf(withProps({ statusCode: 429, headers: { 'RateLimit-Reset': '2' } }), now)).toBe(2000);
+    // Retry-After wins; other statuses' quotas are informational; malformed values are ignored.
+    expect(retryAfterMsOf(limited(429, { 'retry-after': '1', 'ratelimit-reset': '9' }), now)).toBe(1000);
+    expect(retryAfterMsOf(limited(200, { 'ratelimit-reset': '5' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(500, { 'ratelimit-reset': '5' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(429, { 'ratelimit-reset': '-5' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(429, { 'ratelimit-reset': '1.5' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(429, { ratelimit: 'limit=10, remaining=0, reset=2.5' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(429, { ratelimit: 'limit=10, preset=3' }), now)).toBeUndefined();
+    expect(retryAfterMsOf(limited(429, {}), now)).toBeUndefined();
+  });
+
   it('finds the header in Headers, plain objects, arrays; gRPC pushback; retryAfterMs', () => {
     expect(retryAfterMsOf(withProps({ response: { headers: new Headers({ 'Retry-After': '3' }) } }), now)).toBe(3000);
     expect(retryAfterMsOf(withProps({ response: { headers: { 'Retry-After': '4' } } }), now)).toBe(4000);
