@@ -12,6 +12,7 @@ import { type OutageConfig, type OutageResult, type OutageVariant, outage } from
 import { runHedging } from './hedging.js';
 import { LOADED, loadedHeadline, loadedTable, runLoaded } from './hedging-load.js';
 import { BUDGET_CASES, budgetTable, runBudgets } from './budgets.js';
+import { type RateLimitConfig, rateLimitTable, runRateLimit } from './rate-limit.js';
 import { writeFleetDocs } from '../../scripts/fleet-docs.js';
 import { seededRandom } from './random.js';
 import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
@@ -119,6 +120,10 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
   return results;
 }
 
+// --- Scenario: a 429 storm, with and without a Retry-After gate ------------------------------
+
+const RATE_LIMIT: RateLimitConfig = { limitPerSecond: 20, arrivalsPerSecond: 40, arrivalMs: SMALL ? 2000 : 10_000, seed: RANDOM_START };
+
 // --- Report --------------------------------------------------------------------------------
 
 const contentionRows = await runContention();
@@ -134,6 +139,8 @@ const loadedSize = SMALL
   : { seeds: LOADED.seeds, requests: LOADED.requests, utilisations: LOADED.utilisations };
 const loadedRows = await runLoaded(RANDOM_START, progress, loadedSize);
 const budgetRows = await runBudgets(SMALL ? 20 : 100, RANDOM_START, progress, SMALL ? BUDGET_CASES.slice(0, 2) : BUDGET_CASES);
+const rateLimitRows = await runRateLimit(RATE_LIMIT);
+progress('rate limit: a 429 storm with and without a gate');
 writeFileSync(docs('hedging-latency.svg'), hedgingRun.svg);
 
 const kindNames = KINDS.map((k) => k.name);
@@ -203,6 +210,7 @@ const fragments: Record<string, string> = {
   'hedging-spare-p999': `${Math.round(hedgingRun.baselineP999)} ms to ${Math.round(hedgingRun.hedgedP999)} ms`,
   'hedging-loaded-50': loadedHeadline(loadedRows, 0.5).replace(/^hedging at /, ''),
   'budget-table': budgetTable(budgetRows),
+  'gate-table': rateLimitTable(RATE_LIMIT, rateLimitRows),
 };
 writeFileSync(docs('fleet-sim.json'), `${JSON.stringify(fragments, null, 2)}\n`);
 if (intoDocs && !SMALL) {
@@ -259,6 +267,12 @@ const out = [
   'Formula: 1 + (maxTokens/2 − 1) ÷ requests per client during the outage. Ratio 10 %: a retry only while retries ≤ 10 % of the requests of the last 60 s (the SRE book).',
   '',
   fragments['budget-table'],
+  '',
+  '## A 429 storm, with and without a Retry-After gate',
+  '',
+  'The server admits 20 requests per one-second window and answers the rest 429 with Retry-After = the seconds left in it.',
+  '',
+  fragments['gate-table'],
   '',
   fragments['hedging-lines'],
   '',

@@ -5,7 +5,7 @@
  * pause ends before their next attempt, first attempts included, instead of each sending a
  * request to learn the same thing by failing.
  */
-import { type FieldRules, mustError, readChecked } from '../util/check.js';
+import { BOOLEAN, FUNCTION, type FieldRules, drawFrom, mustError, readChecked } from '../util/check.js';
 import { steadyNow } from '../runtime/clock.js';
 import type { RetryGate } from '../types.js';
 
@@ -22,6 +22,15 @@ export interface RetryAfterGateOptions {
    * `Infinity`: the server's word; each call's deadline bounds what it waits anyway.
    */
   maxHoldMs?: number;
+  /**
+   * Spread the calls' return: each call held by a pause waits, on top of what is left of it, a
+   * random part of the pause's length (full jitter), so the held calls do not all come back in
+   * the same millisecond and meet the same limit again. Default true; false returns them all
+   * the moment the pause ends.
+   */
+  spread?: boolean;
+  /** Source of randomness in [0, 1) for the spread. Default `Math.random`. */
+  rng?: () => number;
 }
 
 /**
@@ -53,20 +62,36 @@ export interface RetryAfterGate extends RetryGate {
  * );
  */
 export function createRetryAfterGate(options: RetryAfterGateOptions = {}): RetryAfterGate {
-  const { maxHoldMs = Infinity } = readChecked('createRetryAfterGate', options, RULES) as RetryAfterGateOptions;
-  // When the pause ends, on the engine's clock; 0 while none was asked for.
+  const {
+    maxHoldMs = Infinity,
+    spread = true,
+    rng = Math.random,
+  } = readChecked('createRetryAfterGate', options, RULES) as RetryAfterGateOptions;
+  // When the pause ends, on the engine's clock (0 while none was asked for), and how long the
+  // pause that set it was: the span over which the held calls come back.
   let openAt = 0;
+  let pauseMs = 0;
   return {
     maxHoldMs,
-    waitMs: () => Math.max(0, openAt - steadyNow()),
+    waitMs(): number {
+      const left = openAt - steadyNow();
+      if (left <= 0) return 0;
+      return spread ? left + drawFrom(rng, 'createRetryAfterGate: options.rng') * pauseMs : left;
+    },
     hold(ms: number): void {
       // NaN would never end a pause; a negative one is no pause. Either is a bug worth naming.
       if (!(typeof ms === 'number' && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a number >= 0', ms, true);
-      openAt = Math.max(openAt, steadyNow() + Math.min(ms, maxHoldMs));
+      const pause = Math.min(ms, maxHoldMs);
+      const until = steadyNow() + pause;
+      if (until <= openAt) return;
+      openAt = until;
+      pauseMs = pause;
     },
   };
 }
 
 const RULES: FieldRules = {
   maxHoldMs: { ok: (v) => typeof v === 'number' && v >= 0, rule: 'be a number >= 0 (Infinity for no cap)', range: true },
+  spread: BOOLEAN,
+  rng: FUNCTION,
 };

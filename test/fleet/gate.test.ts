@@ -25,7 +25,7 @@ function scripted(...script: unknown[]) {
 
 describe('createRetryAfterGate', () => {
   it('is open until held; a pause counts down on the clock and only ever extends', () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     expect(gate.maxHoldMs).toBe(Infinity);
     expect(gate.waitMs()).toBe(0);
     gate.hold(5000);
@@ -43,11 +43,38 @@ describe('createRetryAfterGate', () => {
   });
 
   it('cuts a pause to maxHoldMs', () => {
-    const gate = createRetryAfterGate({ maxHoldMs: 30_000 });
+    const gate = createRetryAfterGate({ maxHoldMs: 30_000, spread: false });
     gate.hold(3_600_000);
     expect(gate.waitMs()).toBe(30_000);
     gate.hold(0);
     expect(gate.waitMs()).toBe(30_000);
+  });
+
+  it('spreads the return of held calls over one more pause, each asking drawing its own part', () => {
+    const draws = [0, 0.5, 0.999];
+    const gate = createRetryAfterGate({ rng: () => draws.shift() as number });
+    expect(gate.waitMs()).toBe(0); // open: nothing drawn
+    expect(draws).toHaveLength(3);
+    gate.hold(2000);
+    clock.tick(500);
+    expect([gate.waitMs(), gate.waitMs(), gate.waitMs()]).toEqual([1500, 2500, 1500 + 0.999 * 2000]);
+    gate.hold(100); // within the pause: the pause and its spread stay
+    // The rng ran out: its undefined is named.
+    expect(gate.waitMs).toThrow(new RangeError('createRetryAfterGate: options.rng must return a number in [0, 1], got undefined'));
+    clock.tick(1500);
+    expect(gate.waitMs()).toBe(0);
+  });
+
+  it('spreads with Math.random by default, within [the pause left, the pause left + its length)', () => {
+    const gate = createRetryAfterGate();
+    gate.hold(1000);
+    const waits = Array.from({ length: 200 }, () => gate.waitMs());
+    for (const wait of waits) {
+      expect(wait).toBeGreaterThanOrEqual(1000);
+      expect(wait).toBeLessThan(2000);
+    }
+    expect(new Set(waits).size).toBeGreaterThan(100);
+    clock.tick(1000);
   });
 
   it('refuses bad options and pauses, naming them', () => {
@@ -56,9 +83,15 @@ describe('createRetryAfterGate', () => {
     );
     expect(() => createRetryAfterGate({ maxHoldMs: Number.NaN })).toThrow(RangeError);
     expect(() => createRetryAfterGate({ maxHoldMS: 5 } as never)).toThrow(
-      'createRetryAfterGate: unknown option "maxHoldMS" (known: maxHoldMs)',
+      'createRetryAfterGate: unknown option "maxHoldMS" (known: maxHoldMs, spread, rng)',
     );
-    const gate = createRetryAfterGate();
+    expect(() => createRetryAfterGate({ spread: 'yes' } as never)).toThrow(
+      new TypeError('createRetryAfterGate: options.spread must be a boolean, got "yes"'),
+    );
+    expect(() => createRetryAfterGate({ rng: 0.5 } as never)).toThrow(
+      new TypeError('createRetryAfterGate: options.rng must be a function, got 0.5'),
+    );
+    const gate = createRetryAfterGate({ spread: false });
     expect(() => gate.hold(Number.NaN)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0, got NaN'));
     expect(() => gate.hold(-5)).toThrow(RangeError);
     expect(gate.waitMs()).toBe(0);
@@ -67,7 +100,7 @@ describe('createRetryAfterGate', () => {
 
 describe('retry() through a gate', () => {
   it("holds a second call's first attempt until the first call's Retry-After has passed", async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     const first = scripted(tooMany('5'));
     const second = scripted();
     const a = track(retry(first.fn, { backoff, gate }));
@@ -83,7 +116,7 @@ describe('retry() through a gate', () => {
   });
 
   it('holds a sleeping call past its own backoff, and again when the pause is extended meanwhile', async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     const call = scripted(httpError(503));
     const p = track(retry(call.fn, { backoff, gate }));
     await clock.tickAsync(50);
@@ -98,7 +131,7 @@ describe('retry() through a gate', () => {
   });
 
   it('fails a call at once whose deadline comes before the pause ends, fn never called', async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     gate.hold(60_000);
     const call = scripted();
     const p = track(retry(call.fn, { gate, deadlineMs: 30_000 }));
@@ -110,7 +143,7 @@ describe('retry() through a gate', () => {
   });
 
   it("gives up at once when a retry's pause would pass the deadline, with the failure as the cause", async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     const error = httpError(503);
     const call = scripted(error);
     const p = track(retry(call.fn, { backoff, gate, deadlineMs: 10_000 }));
@@ -122,7 +155,7 @@ describe('retry() through a gate', () => {
   });
 
   it("a caller's abort ends the pause at once", async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     gate.hold(10_000);
     const controller = new AbortController();
     const call = scripted();
@@ -139,7 +172,7 @@ describe('retry() through a gate', () => {
       code: 14,
       metadata: { get: (key: string) => (key === 'grpc-retry-pushback-ms' ? ['700'] : []) },
     });
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     await expect(retry(scripted(httpError(400, { headers: { 'retry-after': '9' } })).fn, { gate })).rejects.toMatchObject({ status: 400 });
     expect(gate.waitMs()).toBe(0);
     const p = track(retry(scripted(pushback).fn, { backoff, gate }));
@@ -150,7 +183,7 @@ describe('retry() through a gate', () => {
   });
 
   it('is held by a call that gives up on the hinted failure (not idempotent)', async () => {
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     const p = track(retry(scripted(tooMany('3')).fn, { gate, idempotent: false }));
     await clock.tickAsync(0);
     expect(p.error).toMatchObject({ status: 429 });
@@ -194,7 +227,7 @@ describe('retryFetch through a gate', () => {
         ? new Response('slow down', { status: 429, headers: { 'ratelimit-reset': '2' } })
         : new Response(`ok ${sent.length}`);
     };
-    const gate = createRetryAfterGate();
+    const gate = createRetryAfterGate({ spread: false });
     const options = { fetch: fetchFn, gate, backoff };
     const first = track(retryFetch('http://x.test/a', undefined, options));
     await clock.tickAsync(10);
