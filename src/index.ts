@@ -11,6 +11,7 @@ export type {
   AttemptContext,
   AttemptHost,
   AttemptTimeoutGrowth,
+  DelayContext,
   AttemptMode,
   AttemptThrottle,
   CallEvent,

@@ -31,7 +31,9 @@ const HIGHEST = (): number => 1;
  * `computeDelay` never decreases as the rng's value grows, so with the rng uniform on [0, 1]
  * the shortest wait is the delay at 0, the longest at 1 and the median at 0.5. The running
  * sums of the shortest and longest waits bound the total time spent waiting (the median of
- * a sum is not the sum of medians, so no such column is given).
+ * a sum is not the sum of medians, so no such column is given). A decorrelated jitter draws
+ * each wait from the previous one: its shortest and longest waits are exact (every draw at 0,
+ * every draw at 1), but its "median" is the wait when every draw is 0.5, not the median.
  *
  * @example
  * scheduleRows({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } }, 2);
@@ -42,12 +44,17 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
   const rows: ScheduleRow[] = [];
   let waitedMinMs = 0;
   let waitedMaxMs = 0;
+  let minMs: number | undefined;
+  let medianMs: number | undefined;
+  let maxMs: number | undefined;
   for (let n = 0; n < retries; n++) {
-    const minMs = computeDelay(n, policy, LOWEST);
-    const maxMs = computeDelay(n, policy, HIGHEST);
+    // Each chain carries its own previous wait, which only a decorrelated jitter reads.
+    minMs = computeDelay(n, policy, LOWEST, minMs);
+    medianMs = computeDelay(n, policy, MIDDLE, medianMs);
+    maxMs = computeDelay(n, policy, HIGHEST, maxMs);
     waitedMinMs += minMs;
     waitedMaxMs += maxMs;
-    rows.push({ retry: n + 1, minMs, medianMs: computeDelay(n, policy, MIDDLE), maxMs, waitedMinMs, waitedMaxMs });
+    rows.push({ retry: n + 1, minMs, medianMs, maxMs, waitedMinMs, waitedMaxMs });
   }
   return rows;
 }

@@ -10,9 +10,19 @@
 import { TimeoutError } from '../errors.js';
 import type { AttemptContext } from '../types.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
-import { type Decision, type FailedAttempt, type Progress, decide, earlyGiveUp, isIdempotent, isWorthRetrying } from './decide.js';
+import {
+  type Decision,
+  type FailedAttempt,
+  type Progress,
+  backoffOf,
+  decide,
+  earlyGiveUp,
+  isIdempotent,
+  isWorthRetrying,
+} from './decide.js';
+import type { Runs } from './runs.js';
 import type { RetryConfig } from './options.js';
-import { timeoutOf } from './schedule.js';
+import { chosenDelay, timeoutOf, uncounted } from './schedule.js';
 
 /** What follows an outcome: decide()'s answer, `accept` the value as the answer, or nothing (`settled`: the call already is). */
 export type Judgement = Decision | { readonly action: 'accept' } | { readonly action: 'settled' };
@@ -30,6 +40,8 @@ export interface Outcome {
   readonly elapsedMs: number;
   /** Where the last progress left the call, if any. */
   readonly progressAt: Progress | undefined;
+  /** The call's runs, made for a call with schedule options, whose state they keep. */
+  readonly runs: Runs | undefined;
 }
 
 /**
@@ -55,14 +67,42 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     config.budget?.record(false);
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
-  const { attempt, elapsedMs, progressAt } = outcome;
-  const failed: FailedAttempt = { error, value: returned?.value, transient, attempt, elapsedMs, idempotent, progressAt };
+  const { attempt, elapsedMs, progressAt, runs } = outcome;
+  const { budget, jitter, schedule, where } = config;
+  // Only a failure that would be retried may leave maxAttempts untouched.
+  if (schedule !== undefined && transient && idempotent) {
+    if (uncounted(schedule, where, error, ctx)) (runs as Runs).uncounted++;
+    if (settled()) return SETTLED;
+  }
+  const value = returned?.value;
+  const previousDelayMs = runs?.previousDelayMs;
+  const failed: FailedAttempt = {
+    error,
+    value,
+    transient,
+    attempt,
+    elapsedMs,
+    idempotent,
+    progressAt,
+    uncounted: runs?.uncounted,
+    previousDelayMs,
+  };
   if (earlyGiveUp(failed, config) !== undefined) return decide(failed, config);
   // Another attempt is possible: the facts the delay needs, each asked once.
-  const { budget, jitter } = config;
   const budgetAllows = budget?.canRetry();
   const random = budgetAllows === false || jitter === 'none' ? undefined : config.rng();
-  return decide({ ...failed, budgetAllows, random, hintMs: retryAfterMsOf(error) }, config);
+  const facts: FailedAttempt = { ...failed, budgetAllows, random, hintMs: retryAfterMsOf(error) };
+  const delay = schedule?.delay;
+  let chosenMs: number | undefined;
+  if (delay !== undefined && budgetAllows !== false) {
+    const remainingMs = config.deadlineMs - (elapsedMs - (progressAt?.elapsedMs ?? 0));
+    chosenMs = chosenDelay(delay, where, { attempt, error, value, elapsedMs, remainingMs, computedDelayMs: backoffOf(facts, config) });
+    if (settled()) return SETTLED;
+  }
+  const decision = decide({ ...facts, chosenMs }, config);
+  // The wait a decorrelated jitter draws the next one from: the sleep itself, hint included.
+  if (runs !== undefined && decision.action === 'wait') runs.previousDelayMs = decision.delayMs;
+  return decision;
 }
 
 const SETTLED = { action: 'settled' } as const;

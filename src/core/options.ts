@@ -123,6 +123,8 @@ export const RETRY_RULES = {
   retryable: FUNCTION,
   idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
   retryOnResult: FUNCTION,
+  delay: FUNCTION,
+  countsAsAttempt: FUNCTION,
   signal: SIGNAL,
   onRetry: FUNCTION,
   onSuccess: FUNCTION,
@@ -152,6 +154,8 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     retryable: undefined,
     idempotent: undefined,
     retryOnResult: undefined,
+    delay: undefined,
+    countsAsAttempt: undefined,
     signal: undefined,
     onRetry: undefined,
     onSuccess: undefined,
@@ -169,8 +173,12 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   checkOptions(where, options, RETRY_RULES, o, path);
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
+  const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
+  const { delay, countsAsAttempt } = o;
+  // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
+  const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated';
   const config = makeConfig(
-    o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF),
+    backoff,
     o.maxAttempts ?? Infinity,
     o.deadlineMs ?? DEFAULT_DEADLINE_MS,
     growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
@@ -188,7 +196,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.unref ?? false,
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
-    growth && { timeout: growth },
+    scheduled ? { timeout: growth, delay, countsAsAttempt } : undefined,
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {

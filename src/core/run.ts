@@ -233,11 +233,11 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#last = returned ?? error;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
-    const runs = this.#more;
+    const runs = config.schedule === undefined ? this.#more : this.#runs(); // schedule options keep their state there
     const outcome = { error, returned, known: runs?.host?.known(error), attempt: this.#attempt };
     let judgement: Judgement;
     try {
-      judgement = judge(config, ctx, { ...outcome, elapsedMs, progressAt: runs?.progressAt(this.#startedAt) }, () => this.#settled());
+      judgement = judge(config, ctx, { ...outcome, elapsedMs, progressAt: runs?.progressAt(this.#startedAt), runs }, () => this.#settled());
     } catch (policyError) {
       return this.#fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
     }

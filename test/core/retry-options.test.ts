@@ -45,7 +45,7 @@ describe('messages naming the option', () => {
 
   it('lists every known option for an unknown one', () => {
     expect(() => retry(() => 1, { retries: 3 } as RetryOptions)).toThrow(
-      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, rng, unref, hedge, telemetry, name, service)',
+      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, delay, countsAsAttempt, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, rng, unref, hedge, telemetry, name, service)',
     );
   });
 
