@@ -81,6 +81,38 @@ describe('scheduleRows', () => {
   });
 });
 
+describe('scheduleRows with a decorrelated jitter: each chain carries its previous wait', () => {
+  const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 20_000, jitter: 'decorrelated' };
+
+  it('gives the shortest waits (every draw 0), the longest (every draw 1, tripling to the cap) and the waits at 0.5', () => {
+    const rows = scheduleRows(policy, 5);
+    expect(rows.map((r) => r.minMs)).toEqual([1000, 1000, 1000, 1000, 1000]);
+    expect(rows.map((r) => r.maxMs)).toEqual([3000, 9000, 20_000, 20_000, 20_000]);
+    expect(rows.map((r) => r.medianMs)).toEqual([2000, 3500, 5750, 9125, 10_500]);
+    expect(rows.map((r) => r.waitedMaxMs)).toEqual([3000, 12_000, 32_000, 52_000, 72_000]);
+  });
+
+  it('bounds every chain of waits computeDelay can draw', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 12 }), (draws) => {
+        const rows = scheduleRows(policy, draws.length);
+        let previous: number | undefined;
+        draws.forEach((r, n) => {
+          previous = computeDelay(n, policy, () => r, previous);
+          expect(previous).toBeGreaterThanOrEqual(rows[n]?.minMs as number);
+          expect(previous).toBeLessThanOrEqual(rows[n]?.maxMs as number);
+        });
+      }),
+    );
+  });
+
+  it('names it in the title', () => {
+    expect(renderSchedule({ backoff: policy, deadlineMs: 60_000, attempts: 2, source: 'x' }).split('\n')[0]).toBe(
+      'x: wait 1s x2 up to 20s, jitter decorrelated, deadline 60s',
+    );
+  });
+});
+
 describe('renderSchedule', () => {
   it('prints one row per retry with the waits in seconds and a bar up to the cap', () => {
     const text = renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 12, source: 'gcs preset' });

@@ -179,7 +179,9 @@ describe('countsAsAttempt: failures that do not use up maxAttempts', () => {
         ...w.hooks,
       }),
     );
-    const asynchronous = track(retry(() => Promise.reject(httpError(503)), { countsAsAttempt: (async () => false) as unknown as () => boolean }));
+    const asynchronous = track(
+      retry(() => Promise.reject(httpError(503)), { countsAsAttempt: (async () => false) as unknown as () => boolean }),
+    );
     await clock.tickAsync(0);
     expect(thrown.error).toBe(bug);
     expect(w.gaveUp[0]?.reason).toBe('not-retryable');
