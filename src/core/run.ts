@@ -187,8 +187,9 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (`dueAt` tells which). */
   #queueStop(attemptStart: number): void {
-    const timeout = attemptStart + timeoutOf(this.#config, this.#attempt - (this.#more?.base ?? 0));
-    schedule(this, Math.min(this.#runStart() + this.#config.deadlineMs, timeout));
+    const config = this.#config; // a call without schedule options reads its fixed timeout, as before
+    const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#more?.base ?? 0));
+    schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */

@@ -151,6 +151,23 @@ describe('countsAsAttempt: failures that do not use up maxAttempts', () => {
     expect(w.retries).toHaveLength(9);
   });
 
+  it('counts afresh after progress: failures left uncounted before it do not carry over', async () => {
+    let n = 0;
+    const p = track(
+      retry(
+        (ctx) => {
+          n++;
+          if (n === 2) ctx.progress();
+          return Promise.reject(httpError(n === 1 ? 429 : 503));
+        },
+        { maxAttempts: 2, backoff: constant(10), countsAsAttempt: is429 },
+      ),
+    );
+    await clock.tickAsync(1000);
+    // The run begun by attempt 2's progress has attempts 2 and 3, both counted.
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 3 });
+  });
+
   it('is asked only about a failure that would be retried, with its context', async () => {
     const asked: Array<[unknown, number]> = [];
     const { fn } = script(httpError(503), httpError(400));
