@@ -43,8 +43,11 @@ export type Jitter = 'none' | 'full' | 'equal' | 'decorrelated' | { readonly add
  * await retry(call, { attemptTimeoutMs: { initialMs: 5_000, multiplier: 1.5, maxMs: 30_000 } });
  */
 export interface AttemptTimeoutGrowth {
+  /** The first attempt's limit, in milliseconds: finite, > 0. */
   readonly initialMs: number;
+  /** How much longer each attempt may run than the one before: finite, >= 1. */
   readonly multiplier: number;
+  /** The longest limit, in milliseconds: >= initialMs, or Infinity for none but the deadline. */
   readonly maxMs: number;
 }
 

@@ -86,9 +86,10 @@ export function earlyGiveUp(failed: FailedAttempt, config: RetryConfig): Decisio
 /**
  * Decides what follows `failed` under `config`. In order: not transient or not idempotent →
  * give up with the error itself; out of attempts or refused by the budget → RetryError;
- * otherwise the backoff delay (or the one the `delay` option chose), lengthened (never shortened) by the server's hint, unless that
- * sleep would end at or past the deadline, which gives up now instead. Throws a RangeError for
- * a `random` outside [0, 1] (naming `rng`, whose draw it is).
+ * otherwise the backoff delay (or the one the `delay` option chose, `chosenMs`), lengthened
+ * (never shortened) by the server's hint, unless that sleep would end at or past the deadline,
+ * which gives up now instead. Throws a RangeError for a `random` outside [0, 1] (naming `rng`,
+ * whose draw it is).
  */
 export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
   const early = earlyGiveUp(failed, config);

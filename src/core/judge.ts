@@ -1,11 +1,12 @@
 /**
  * The judgement of one attempt's outcome, between the engine (run.ts) and the pure decision
  * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
- * `idempotent`), records the outcome with the throttle and the budget, asks the budget and the
- * rng when another attempt is possible, reads the server's hint, and hands the facts to
- * decide(): user code runs here, once each, never in decide(). User code may abort the
- * caller's signal, which settles the call: `settled` says so, and then nothing more is asked or
- * recorded.
+ * `idempotent`, then `countsAsAttempt`), records the outcome with the throttle and the budget,
+ * asks the budget, the rng and the `delay` option when another attempt is possible, reads the
+ * server's hint, hands the facts to decide(), and keeps the wait decided in the call's runs
+ * for a decorrelated jitter: user code runs here, once each, never in decide(). User code may
+ * abort the caller's signal, which settles the call: `settled` says so, and then nothing more
+ * is asked or recorded.
  */
 import { TimeoutError } from '../errors.js';
 import type { AttemptContext } from '../types.js';
@@ -110,8 +111,9 @@ const ACCEPT = { action: 'accept' } as const;
 
 /**
  * The error of attempt `attempt` still running at its limit: the deadline (`atDeadline`) or
- * its timeout (that of the run's attempt `n`, which a growing timeout depends on). Only the deadline's remembers the previous error (as the final cause); an attempt
- * timeout must not, or a stale Retry-After on that error would stretch the next delay.
+ * its timeout (that of the run's attempt `n`, on which a growing timeout depends). Only the
+ * deadline's remembers the previous error (as the final cause); an attempt timeout must not, or
+ * a stale Retry-After on that error would stretch the next delay.
  */
 export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown, n: number): TimeoutError {
   return atDeadline

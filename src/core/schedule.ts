@@ -12,7 +12,9 @@ import { type FieldRules, answerOf, atLeast, checkField, isPlainObject, mustErro
 export interface Schedule {
   /** The growing attempt timeout; undefined for a fixed one (the config's `attemptTimeoutMs`). */
   readonly timeout: AttemptTimeoutGrowth | undefined;
+  /** The `delay` option, asked by judge.ts before each sleep. */
   readonly delay: ((ctx: DelayContext) => number | undefined) | undefined;
+  /** The `countsAsAttempt` option, asked by judge.ts about each failure to be retried. */
   readonly countsAsAttempt: ((error: unknown, ctx: AttemptContext) => boolean) | undefined;
 }
 
