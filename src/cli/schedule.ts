@@ -2,7 +2,7 @@
  * `tenacious schedule`: the delays a policy waits before each retry, as a table and a small
  * text chart. Pure: the numbers come from `computeDelay`, the text from them.
  */
-import { type BackoffPolicy, type Jitter, computeDelay } from '../index.js';
+import { type AttemptTimeoutGrowth, type BackoffPolicy, type Jitter, computeDelay } from '../index.js';
 import { formatDuration } from './duration.js';
 
 /**
@@ -68,8 +68,8 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
 export interface ScheduleSpec {
   readonly backoff: BackoffPolicy;
   readonly deadlineMs: number;
-  /** Time limit of one attempt, named in the title when finite. */
-  readonly attemptTimeoutMs?: number;
+  /** Time limit of one attempt, named in the title when finite; a growing one by its three numbers. */
+  readonly attemptTimeoutMs?: number | AttemptTimeoutGrowth;
   /** Attempts covered, the first included: `attempts - 1` rows. */
   readonly attempts: number;
   /** Where the policy came from, e.g. `'gcs preset'`. */
@@ -92,9 +92,7 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
       `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
-      (Number.isFinite(spec.attemptTimeoutMs) // false for undefined too
-        ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs as number)}`
-        : ''),
+      timeoutText(spec.attemptTimeoutMs),
     'Seconds waited before each retry over the whole jitter range (exact), and in total so far',
     '(the time the attempts themselves take comes on top).',
     '',
@@ -109,6 +107,14 @@ export function renderSchedule(spec: ScheduleSpec): string {
     lines.push(`${numbers}  |${bar(row, backoff.maxDelayMs)}|${note === '' ? '' : `  ${note}`}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+function timeoutText(timeout: number | AttemptTimeoutGrowth | undefined): string {
+  if (typeof timeout === 'object') {
+    const max = Number.isFinite(timeout.maxMs) ? ` up to ${formatDuration(timeout.maxMs)}` : '';
+    return `, attempt timeout ${formatDuration(timeout.initialMs)} x${timeout.multiplier}${max}`;
+  }
+  return Number.isFinite(timeout) ? `, attempt timeout ${formatDuration(timeout as number)}` : ''; // false for undefined too
 }
 
 function seconds(ms: number, width: number): string {

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderSchedule, scheduleRows } from '../../src/cli/schedule.js';
-import { type BackoffPolicy, computeDelay } from '../../src/index.js';
+import { type AttemptTimeoutGrowth, type BackoffPolicy, computeDelay } from '../../src/index.js';
 
 const GCS_BACKOFF: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } };
 
@@ -144,11 +144,22 @@ describe('renderSchedule', () => {
   });
 
   it('names a finite attempt timeout in its title, and leaves out an infinite one', () => {
-    const title = (attemptTimeoutMs?: number): string | undefined =>
+    const title = (attemptTimeoutMs?: number | AttemptTimeoutGrowth): string | undefined =>
       renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 2, source: 'x', attemptTimeoutMs }).split('\n')[0];
     expect(title(30_000)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 30s');
     expect(title(Number.POSITIVE_INFINITY)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
     expect(title(undefined)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
+  });
+
+  it('names a growing attempt timeout by its three numbers, leaving out an infinite cap', () => {
+    const title = (attemptTimeoutMs: AttemptTimeoutGrowth): string | undefined =>
+      renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 2, source: 'x', attemptTimeoutMs }).split('\n')[0];
+    expect(title({ initialMs: 5000, multiplier: 1.5, maxMs: 30_000 })).toBe(
+      'x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 5s x1.5 up to 30s',
+    );
+    expect(title({ initialMs: 5000, multiplier: 2, maxMs: Number.POSITIVE_INFINITY })).toBe(
+      'x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 5s x2',
+    );
   });
 
   it('draws a wait without jitter as a single mark', () => {
