@@ -37,6 +37,7 @@ function jitterText(jitter: Jitter): string {
   if (jitter === 'none') return 'no jitter';
   if (jitter === 'full') return 'full jitter';
   if (jitter === 'equal') return 'equal jitter';
+  if (jitter === 'decorrelated') return 'decorrelated jitter';
   return `+ random 0–${seconds(jitter.additiveMs)}${jitter.afterCap === true ? ', kept at the cap' : ''}`;
 }
 

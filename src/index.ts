@@ -10,6 +10,8 @@ export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
 export type {
   AttemptContext,
   AttemptHost,
+  AttemptTimeoutGrowth,
+  DelayContext,
   AttemptMode,
   AttemptThrottle,
   CallEvent,

@@ -8,29 +8,8 @@ export type { CallEvent, GiveUpEvent, GiveUpReason, RetryEvent, SuccessEvent } f
 export type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
 import type { CallEvent, GiveUpEvent, RetryEvent, SuccessEvent } from './events.js';
 import type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
-
-/**
- * How randomness spreads the delays of many clients apart.
- *
- * - `'none'`: exactly the capped exponential delay `c`.
- * - `'full'`: uniform in `[0, c]` (the AWS "full jitter"; the best at breaking up fleets).
- * - `'equal'`: uniform in `[c/2, c]`, never waits less than half.
- * - `{ additiveMs }`: Google's documented formula, `min(base + rng()·additiveMs, maxDelayMs)`:
- *   the random part is added first and the sum truncated, so at the cap every client waits
- *   exactly `maxDelayMs`, and a fleet that reached the cap together retries in lockstep
- *   (`npm run sim` measures it: bursts several times higher than with full jitter).
- * - `{ additiveMs, afterCap: true }`: the same formula with the jitter kept after the cap,
- *   `min(base, maxDelayMs − additiveMs) + rng()·additiveMs`: equal to Google's formula while
- *   `base ≤ maxDelayMs − additiveMs`, and uniform in `[maxDelayMs − additiveMs, maxDelayMs]` at
- *   the cap, so no two clients wait exactly the same. `additiveMs` must not exceed
- *   `maxDelayMs`. Prefer `'full'` unless you need never to wait less than `2^n`: 1 s of jitter
- *   at a 32 s cap breaks the lockstep but spreads a burst only slowly.
- *
- * @example
- * // Google's formula, without the lockstep at the cap: at most 32 s, at least 31 s there.
- * retry(call, { backoff: { maxDelayMs: 32_000, jitter: { additiveMs: 1000, afterCap: true } } });
- */
-export type Jitter = 'none' | 'full' | 'equal' | { readonly additiveMs: number; readonly afterCap?: boolean };
+export type { AttemptTimeoutGrowth, DelayContext, Jitter } from './schedule-types.js';
+import type { AttemptTimeoutGrowth, DelayContext, Jitter } from './schedule-types.js';
 
 /**
  * The shape of a truncated exponential backoff: `initialDelayMs · multiplier^n`, capped.
@@ -119,8 +98,12 @@ export interface RetryOptions<T = unknown> {
   maxAttempts?: number;
   /** Overall time limit, counted from the moment `retry()` is called, in milliseconds. Default 120 000. */
   deadlineMs?: number;
-  /** Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none. */
-  attemptTimeoutMs?: number;
+  /**
+   * Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none.
+   * A number is the same limit for every attempt; an {@link AttemptTimeoutGrowth} lets later
+   * attempts run longer (the deadline bounds each one either way).
+   */
+  attemptTimeoutMs?: number | AttemptTimeoutGrowth;
   /** Is this error transient? Default `isTransient`. */
   retryable?: RetryPredicate;
   /**
@@ -136,6 +119,21 @@ export interface RetryOptions<T = unknown> {
    * whose `value` is the last value. For polling (an operation's `done`, a job's status).
    */
   retryOnResult?: (value: T, ctx: AttemptContext) => boolean;
+  /**
+   * Picks each wait: milliseconds, or `undefined` for the computed one. A server's hint
+   * (Retry-After, gRPC pushback) still lengthens it, and a wait past the deadline still gives
+   * up at once (`'deadline'`). Anything but a finite number >= 0 or undefined (a promise
+   * included) rejects the call with a TypeError/RangeError naming `delay`.
+   */
+  delay?: (ctx: DelayContext) => number | undefined;
+  /**
+   * Does this failure use up one of `maxAttempts`? Only `false` says no (a 429 with a
+   * Retry-After, say): the limit compares the attempts counted, while hooks, events and errors
+   * number every attempt; the backoff still grows and the deadline still bounds the call. Asked
+   * only for a failure that would be retried, with the error (`undefined` for a value
+   * `retryOnResult` refused) and the attempt's context, like every predicate.
+   */
+  countsAsAttempt?: (error: unknown, ctx: AttemptContext) => boolean;
   /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
   signal?: AbortSignal;
   /** Called before each sleep; an exception it throws is ignored. */

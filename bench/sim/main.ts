@@ -42,6 +42,8 @@ const KINDS: Array<{ name: string; jitter: Jitter }> = [
   { name: 'equal', jitter: 'equal' },
   // Google's formula adds up to one first delay at random (1 s on a 1 s base): scaled the same way.
   { name: "additive (Google's formula)", jitter: { additiveMs: FIRST_DELAY_MS } },
+  // The AWS post's third kind: each wait uniform in [base, 3 × the previous one], capped.
+  { name: 'decorrelated', jitter: 'decorrelated' },
   { name: `default (${JSON.stringify(DEFAULT_BACKOFF.jitter).replaceAll('"', '')})`, jitter: DEFAULT_BACKOFF.jitter },
 ];
 
@@ -109,6 +111,7 @@ const LOCKSTEP_KINDS: Array<{ name: string; jitter: Jitter; charted: boolean }> 
   { name: 'additive 16 s, afterCap', jitter: { additiveMs: 16_000, afterCap: true }, charted: false },
   { name: 'equal', jitter: 'equal', charted: false },
   { name: 'full', jitter: 'full', charted: true },
+  { name: 'decorrelated', jitter: 'decorrelated', charted: false },
 ];
 
 async function runLockstep(): Promise<Array<LockstepResult & { name: string; charted: boolean }>> {

@@ -28,8 +28,10 @@ export function sampleSchedule(policy: BackoffPolicy, retries: number, runs: num
   const waited = Array.from({ length: retries }, () => new Float64Array(runs));
   for (let run = 0; run < runs; run++) {
     let total = 0;
+    let previous: number | undefined; // what a decorrelated jitter draws from
     for (let n = 0; n < retries; n++) {
-      const delay = computeDelay(n, policy, rng);
+      const delay = computeDelay(n, policy, rng, previous);
+      previous = delay;
       total += delay;
       (delays[n] as Float64Array)[run] = delay;
       (waited[n] as Float64Array)[run] = total;

@@ -83,14 +83,14 @@ function presetName(text: string): CliPresetName {
 }
 
 /**
- * `full`, `none`, `equal` or `additive:AMOUNT`. AMOUNT is a duration, or a bare number of
+ * `full`, `none`, `equal`, `decorrelated` or `additive:AMOUNT`. AMOUNT is a duration, or a bare number of
  * milliseconds, as the library's `{ additiveMs }` has it.
  */
 function jitter(text: string): Jitter {
-  if (text === 'full' || text === 'none' || text === 'equal') return text;
+  if (text === 'full' || text === 'none' || text === 'equal' || text === 'decorrelated') return text;
   const additive = /^additive:(.+)$/.exec(text);
   if (additive === null) {
-    throw new UsageError(`--jitter must be full, none, equal or additive:AMOUNT (e.g. additive:1000), got ${describe(text)}`);
+    throw new UsageError(`--jitter must be full, none, equal, decorrelated or additive:AMOUNT (e.g. additive:1000), got ${describe(text)}`);
   }
   const amount = additive[1] as string;
   const additiveMs = /^\d+(\.\d+)?$/.test(amount) ? Number(amount) : duration('--jitter additive', amount);
@@ -151,7 +151,12 @@ export const FLAG_TABLE = {
     help: ['wait before the first retry, before jitter (default 1s)'],
   }),
   'max-delay': flag({ value: 'DUR', parse: anyDuration, commands: BOTH, help: ['cap on any one wait (default 32s)'] }),
-  jitter: flag({ value: 'MODE', parse: jitter, commands: BOTH, help: ['full | none | equal | additive:AMOUNT (default full)'] }),
+  jitter: flag({
+    value: 'MODE',
+    parse: jitter,
+    commands: BOTH,
+    help: ['full | none | equal | decorrelated | additive:AMOUNT (default full)'],
+  }),
   'retry-on': flag({
     value: 'CODES',
     parse: exitCodes,

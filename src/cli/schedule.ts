@@ -2,7 +2,7 @@
  * `tenacious schedule`: the delays a policy waits before each retry, as a table and a small
  * text chart. Pure: the numbers come from `computeDelay`, the text from them.
  */
-import { type BackoffPolicy, type Jitter, computeDelay } from '../index.js';
+import { type AttemptTimeoutGrowth, type BackoffPolicy, type Jitter, computeDelay } from '../index.js';
 import { formatDuration } from './duration.js';
 
 /**
@@ -31,7 +31,9 @@ const HIGHEST = (): number => 1;
  * `computeDelay` never decreases as the rng's value grows, so with the rng uniform on [0, 1]
  * the shortest wait is the delay at 0, the longest at 1 and the median at 0.5. The running
  * sums of the shortest and longest waits bound the total time spent waiting (the median of
- * a sum is not the sum of medians, so no such column is given).
+ * a sum is not the sum of medians, so no such column is given). A decorrelated jitter draws
+ * each wait from the previous one: its shortest and longest waits are exact (every draw at 0,
+ * every draw at 1), but its "median" is the wait when every draw is 0.5, not the median.
  *
  * @example
  * scheduleRows({ initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } }, 2);
@@ -42,12 +44,17 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
   const rows: ScheduleRow[] = [];
   let waitedMinMs = 0;
   let waitedMaxMs = 0;
+  let minMs: number | undefined;
+  let medianMs: number | undefined;
+  let maxMs: number | undefined;
   for (let n = 0; n < retries; n++) {
-    const minMs = computeDelay(n, policy, LOWEST);
-    const maxMs = computeDelay(n, policy, HIGHEST);
+    // Each chain carries its own previous wait, which only a decorrelated jitter reads.
+    minMs = computeDelay(n, policy, LOWEST, minMs);
+    medianMs = computeDelay(n, policy, MIDDLE, medianMs);
+    maxMs = computeDelay(n, policy, HIGHEST, maxMs);
     waitedMinMs += minMs;
     waitedMaxMs += maxMs;
-    rows.push({ retry: n + 1, minMs, medianMs: computeDelay(n, policy, MIDDLE), maxMs, waitedMinMs, waitedMaxMs });
+    rows.push({ retry: n + 1, minMs, medianMs, maxMs, waitedMinMs, waitedMaxMs });
   }
   return rows;
 }
@@ -61,8 +68,8 @@ export function scheduleRows(policy: BackoffPolicy, retries: number): ScheduleRo
 export interface ScheduleSpec {
   readonly backoff: BackoffPolicy;
   readonly deadlineMs: number;
-  /** Time limit of one attempt, named in the title when finite. */
-  readonly attemptTimeoutMs?: number;
+  /** Time limit of one attempt, named in the title when finite; a growing one by its three numbers. */
+  readonly attemptTimeoutMs?: number | AttemptTimeoutGrowth;
   /** Attempts covered, the first included: `attempts - 1` rows. */
   readonly attempts: number;
   /** Where the policy came from, e.g. `'gcs preset'`. */
@@ -85,9 +92,7 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
       `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
-      (Number.isFinite(spec.attemptTimeoutMs) // false for undefined too
-        ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs as number)}`
-        : ''),
+      timeoutText(spec.attemptTimeoutMs),
     'Seconds waited before each retry over the whole jitter range (exact), and in total so far',
     '(the time the attempts themselves take comes on top).',
     '',
@@ -102,6 +107,14 @@ export function renderSchedule(spec: ScheduleSpec): string {
     lines.push(`${numbers}  |${bar(row, backoff.maxDelayMs)}|${note === '' ? '' : `  ${note}`}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+function timeoutText(timeout: number | AttemptTimeoutGrowth | undefined): string {
+  if (typeof timeout === 'object') {
+    const max = Number.isFinite(timeout.maxMs) ? ` up to ${formatDuration(timeout.maxMs)}` : '';
+    return `, attempt timeout ${formatDuration(timeout.initialMs)} x${timeout.multiplier}${max}`;
+  }
+  return Number.isFinite(timeout) ? `, attempt timeout ${formatDuration(timeout as number)}` : ''; // false for undefined too
 }
 
 function seconds(ms: number, width: number): string {

@@ -31,12 +31,17 @@ export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
 
 /**
  * Milliseconds to wait before retry number `attempt` (0 before the first retry).
+ * `previousDelayMs` is the wait before the previous retry, read only by jitter
+ * `'decorrelated'`, the one stateful kind: its caller carries the previous wait, so the
+ * function stays pure (leave it out before the first retry).
  *
  * With `c = min(initialDelayMs · multiplier^attempt, maxDelayMs)`: `'none'` → `c`;
  * `'full'` → `rng()·c`; `'equal'` → `c/2 + rng()·c/2`; `{ additiveMs: J }` →
  * `min(initialDelayMs · multiplier^attempt + rng()·J, maxDelayMs)`;
  * `{ additiveMs: J, afterCap: true }` → `min(initialDelayMs · multiplier^attempt, maxDelayMs − J)
- * + rng()·J`. The result is always a finite number in `[0, maxDelayMs]`, however large
+ * + rng()·J`; `'decorrelated'` → uniform in `[initialDelayMs, min(3 · previousDelayMs, maxDelayMs)]`
+ * (AWS's "decorrelated jitter"; `previousDelayMs` defaults to `initialDelayMs`, and `attempt`
+ * and `multiplier` play no part). The result is always a finite number in `[0, maxDelayMs]`, however large
  * `attempt` is.
  *
  * Throws a `TypeError` or `RangeError` naming the field for a bad attempt, policy or rng value.
@@ -48,8 +53,10 @@ export const DEFAULT_BACKOFF: Readonly<BackoffPolicy> = Object.freeze({
  * computeDelay(9, policy, () => 0.25); // 32000 (512 s truncated to the cap)
  * // The same with the jitter kept after the cap: 31 s plus a quarter of 1 s
  * computeDelay(9, { ...policy, jitter: { additiveMs: 1000, afterCap: true } }, () => 0.25); // 31250
+ * // Decorrelated: after a wait of 4 s, the next is uniform in [1 s, 12 s]
+ * computeDelay(0, { ...policy, jitter: 'decorrelated' }, () => 0.5, 4000); // 6500
  */
-export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => number = Math.random): number {
+export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => number = Math.random, previousDelayMs?: number): number {
   if (!Number.isSafeInteger(attempt) || attempt < 0) {
     throw mustError('computeDelay: attempt', 'be an integer >= 0', attempt, true);
   }
@@ -57,7 +64,11 @@ export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => 
   if (typeof rng !== 'function') {
     throw mustError('computeDelay: rng', 'be a function returning a number in [0, 1]', rng);
   }
-  return delayFor(attempt, checked, rng, 'computeDelay: rng');
+  if (previousDelayMs !== undefined && !(isFiniteNumber(previousDelayMs) && previousDelayMs >= 0)) {
+    const range = typeof previousDelayMs === 'number';
+    throw mustError('computeDelay: previousDelayMs', 'be a finite number >= 0 or undefined', previousDelayMs, range);
+  }
+  return delayFor(attempt, checked, rng, 'computeDelay: rng', previousDelayMs);
 }
 
 /**
@@ -65,8 +76,13 @@ export function computeDelay(attempt: number, policy: BackoffPolicy, rng: () => 
  * (retry() does so when it reads its options). The rng's value is still checked: it is
  * user code and runs every time; `rngName` is what its error calls it.
  */
-export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number, rngName: string): number {
+export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => number, rngName: string, previousDelayMs?: number): number {
   const { initialDelayMs, maxDelayMs, jitter } = policy;
+  if (jitter === 'decorrelated') {
+    // Capped before the draw: 3 · a huge previous wait overflows, and 0 · Infinity is NaN.
+    const high = Math.max(initialDelayMs, Math.min(3 * (previousDelayMs ?? initialDelayMs), maxDelayMs));
+    return Math.min(initialDelayMs + drawFrom(rng, rngName) * (high - initialDelayMs), high); // float rounding past `high`
+  }
   // initialDelayMs · multiplier^n overflows to Infinity for large n (and 0 · Infinity is NaN),
   // so compute the uncapped value carefully and let min() truncate it.
   const uncapped = initialDelayMs === 0 ? 0 : initialDelayMs * policy.multiplier ** attempt;
@@ -98,13 +114,14 @@ export const BACKOFF_RULES: FieldRules = {
   initialDelayMs: /* @__PURE__ */ atLeast(0),
   multiplier: /* @__PURE__ */ atLeast(1),
   maxDelayMs: { ok: isFiniteNumber, rule: 'be a finite number >= initialDelayMs', range: true },
-  jitter: { ok: (v) => isJitterName(v) || isPlainObject(v), rule: "be 'none', 'full', 'equal' or { additiveMs: number }" },
+  jitter: { ok: (v) => isJitterName(v) || isPlainObject(v), rule: "be 'none', 'full', 'equal', 'decorrelated' or { additiveMs: number }" },
 };
 
 /** The fields of an additive jitter; `additiveMs` is required. */
 const JITTER_RULES: FieldRules = { additiveMs: /* @__PURE__ */ atLeast(0), afterCap: BOOLEAN };
 
-const isJitterName = (v: unknown): v is 'none' | 'full' | 'equal' => v === 'none' || v === 'full' || v === 'equal';
+const isJitterName = (v: unknown): v is 'none' | 'full' | 'equal' | 'decorrelated' =>
+  v === 'none' || v === 'full' || v === 'equal' || v === 'decorrelated';
 
 /**
  * Validates `policy` and returns it as a fresh object holding only what was checked: its own
@@ -127,7 +144,12 @@ export function readBackoffPolicy(policy: unknown, where: string, path: string, 
   if (maxDelayMs < initialDelayMs) {
     throw mustError(`${where}: ${path}.maxDelayMs`, `be a finite number >= initialDelayMs (${initialDelayMs})`, maxDelayMs, true);
   }
-  return { initialDelayMs, multiplier, maxDelayMs, jitter: readJitter(pick('jitter'), where, `${path}.jitter`, maxDelayMs) };
+  const jitter = readJitter(pick('jitter'), where, `${path}.jitter`, maxDelayMs);
+  // Each decorrelated wait is drawn up from the last: from 0 it would stay 0.
+  if (jitter === 'decorrelated' && initialDelayMs === 0) {
+    throw mustError(`${where}: ${path}.initialDelayMs`, "be > 0 with jitter 'decorrelated'", 0, true);
+  }
+  return { initialDelayMs, multiplier, maxDelayMs, jitter };
 }
 
 /** A jitter checked by the rules above: a name, or an additive jitter read by its own table. */

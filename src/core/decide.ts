@@ -50,6 +50,12 @@ export interface FailedAttempt {
   readonly hintMs?: number | undefined;
   /** Where the call's last progress left it; undefined when it made none. */
   readonly progressAt?: Progress | undefined;
+  /** Failures of the current run that `countsAsAttempt` did not count; undefined for none. */
+  readonly uncounted?: number | undefined;
+  /** The run's previous wait, read by a decorrelated jitter; undefined before its first. */
+  readonly previousDelayMs?: number | undefined;
+  /** The wait the `delay` option picked, instead of the backoff's; undefined without one. */
+  readonly chosenMs?: number | undefined;
 }
 
 /**
@@ -70,7 +76,8 @@ export function earlyGiveUp(failed: FailedAttempt, config: RetryConfig): Decisio
   if (!failed.transient) return giveUp('not-retryable', error);
   if (!failed.idempotent) return giveUp('not-idempotent', error);
   // The limits count from the last progress; the errors say the call's attempts and time.
-  if (attempt - (failed.progressAt?.attempts ?? 0) >= config.maxAttempts) {
+  // Failures countsAsAttempt did not count leave maxAttempts untouched (and the backoff not).
+  if (attempt - (failed.progressAt?.attempts ?? 0) - (failed.uncounted ?? 0) >= config.maxAttempts) {
     return giveUp('attempts', new RetryError('attempts', attempt, elapsedMs, error, value));
   }
   return undefined;
@@ -79,17 +86,17 @@ export function earlyGiveUp(failed: FailedAttempt, config: RetryConfig): Decisio
 /**
  * Decides what follows `failed` under `config`. In order: not transient or not idempotent →
  * give up with the error itself; out of attempts or refused by the budget → RetryError;
- * otherwise the backoff delay, lengthened (never shortened) by the server's hint, unless that
- * sleep would end at or past the deadline, which gives up now instead. Throws a RangeError for
- * a `random` outside [0, 1] (naming `rng`, whose draw it is).
+ * otherwise the backoff delay (or the one the `delay` option chose, `chosenMs`), lengthened
+ * (never shortened) by the server's hint, unless that sleep would end at or past the deadline,
+ * which gives up now instead. Throws a RangeError for a `random` outside [0, 1] (naming `rng`,
+ * whose draw it is).
  */
 export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
   const early = earlyGiveUp(failed, config);
   if (early !== undefined) return early;
   const { error, attempt, elapsedMs, value, progressAt, hintMs } = failed;
   if (failed.budgetAllows === false) return giveUp('budget', new RetryError('budget', attempt, elapsedMs, error, value));
-  const n = attempt - (progressAt?.attempts ?? 0) - 1;
-  const backoffMs = delayFor(n, config, () => failed.random as number, `${config.where}: options.rng`);
+  const backoffMs = failed.chosenMs ?? backoffOf(failed, config);
   // Without a hint, `undefined > backoffMs` is false.
   const hinted = (hintMs as number) > backoffMs;
   const delayMs = hinted ? (hintMs as number) : backoffMs;
@@ -100,6 +107,15 @@ export function decide(failed: FailedAttempt, config: RetryConfig): Decision {
     return giveUp('deadline', new RetryError('deadline', attempt, elapsedMs, error, value));
   }
   return { action: 'wait', delayMs, source: hinted ? 'server' : 'backoff' };
+}
+
+/**
+ * The backoff's wait after `failed`, before any hint: retry number n counts from the last
+ * progress (every failure, counted or not, grows it), the jitter drawn from `failed.random`.
+ */
+export function backoffOf(failed: FailedAttempt, config: RetryConfig): number {
+  const n = failed.attempt - (failed.progressAt?.attempts ?? 0) - 1;
+  return delayFor(n, config, () => failed.random as number, `${config.where}: options.rng`, failed.previousDelayMs);
 }
 
 /**

@@ -1,17 +1,29 @@
 /**
  * The judgement of one attempt's outcome, between the engine (run.ts) and the pure decision
  * (decide.ts): it asks the call's policies (user code: `retryable` or `retryOnResult`, then
- * `idempotent`), records the outcome with the throttle and the budget, reads the server's hint
- * (and tells the gate), asks the budget and the rng when another attempt is possible, and hands the facts to
- * decide(): user code runs here, once each, never in decide(). User code may abort the
- * caller's signal, which settles the call: `settled` says so, and then nothing more is asked or
- * recorded.
+ * `idempotent`, then `countsAsAttempt`), records the outcome with the throttle and the budget,
+ * reads the server's hint (and tells the gate), asks the budget, the rng and the `delay` option
+ * when another attempt is possible, hands the facts to decide(), and keeps the wait decided in
+ * the call's runs for a decorrelated jitter: user code runs here, once each, never in decide().
+ * User code may abort the caller's signal, which settles the call: `settled` says so, and then
+ * nothing more is asked or recorded.
  */
 import { TimeoutError } from '../errors.js';
 import type { AttemptContext } from '../types.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
-import { type Decision, type FailedAttempt, type Progress, decide, earlyGiveUp, isIdempotent, isWorthRetrying } from './decide.js';
+import {
+  type Decision,
+  type FailedAttempt,
+  type Progress,
+  backoffOf,
+  decide,
+  earlyGiveUp,
+  isIdempotent,
+  isWorthRetrying,
+} from './decide.js';
+import type { Runs } from './runs.js';
 import type { RetryConfig } from './options.js';
+import { chosenDelay, timeoutOf, uncounted } from './schedule.js';
 
 /** What follows an outcome: decide()'s answer, `accept` the value as the answer, or nothing (`settled`: the call already is). */
 export type Judgement = Decision | { readonly action: 'accept' } | { readonly action: 'settled' };
@@ -29,6 +41,8 @@ export interface Outcome {
   readonly elapsedMs: number;
   /** Where the last progress left the call, if any. */
   readonly progressAt: Progress | undefined;
+  /** The call's runs, made for a call with schedule options, whose state they keep. */
+  readonly runs: Runs | undefined;
 }
 
 /**
@@ -54,17 +68,45 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     config.budget?.record(false);
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
-  const { attempt, elapsedMs, progressAt } = outcome;
+  const { attempt, elapsedMs, progressAt, runs } = outcome;
+  const { budget, jitter, schedule, where } = config;
   const hintMs = retryAfterMsOf(error);
   // The server asked for a pause: every call through the gate takes it, this one given up or not.
   if (transient && hintMs !== undefined) config.gate?.hold(hintMs);
-  const failed: FailedAttempt = { error, value: returned?.value, transient, attempt, elapsedMs, idempotent, progressAt };
+  // Only a failure that would be retried may leave maxAttempts untouched.
+  if (schedule !== undefined && transient && idempotent) {
+    if (uncounted(schedule, where, error, ctx)) (runs as Runs).uncounted++;
+    if (settled()) return SETTLED;
+  }
+  const value = returned?.value;
+  const previousDelayMs = runs?.previousDelayMs;
+  const failed: FailedAttempt = {
+    error,
+    value,
+    transient,
+    attempt,
+    elapsedMs,
+    idempotent,
+    progressAt,
+    uncounted: runs?.uncounted,
+    previousDelayMs,
+  };
   if (earlyGiveUp(failed, config) !== undefined) return decide(failed, config);
   // Another attempt is possible: the facts the delay needs, each asked once.
-  const { budget, jitter } = config;
   const budgetAllows = budget?.canRetry();
   const random = budgetAllows === false || jitter === 'none' ? undefined : config.rng();
-  return decide({ ...failed, budgetAllows, random, hintMs }, config);
+  const facts: FailedAttempt = { ...failed, budgetAllows, random, hintMs };
+  const delay = schedule?.delay;
+  let chosenMs: number | undefined;
+  if (delay !== undefined && budgetAllows !== false) {
+    const remainingMs = config.deadlineMs - (elapsedMs - (progressAt?.elapsedMs ?? 0));
+    chosenMs = chosenDelay(delay, where, { attempt, error, value, elapsedMs, remainingMs, computedDelayMs: backoffOf(facts, config) });
+    if (settled()) return SETTLED;
+  }
+  const decision = decide({ ...facts, chosenMs }, config);
+  // The wait a decorrelated jitter draws the next one from: the sleep itself, hint included.
+  if (runs !== undefined && decision.action === 'wait') runs.previousDelayMs = decision.delayMs;
+  return decision;
 }
 
 const SETTLED = { action: 'settled' } as const;
@@ -72,13 +114,14 @@ const ACCEPT = { action: 'accept' } as const;
 
 /**
  * The error of attempt `attempt` still running at its limit: the deadline (`atDeadline`) or
- * its timeout. Only the deadline's remembers the previous error (as the final cause); an attempt
- * timeout must not, or a stale Retry-After on that error would stretch the next delay.
+ * its timeout (that of the run's attempt `n`, on which a growing timeout depends). Only the
+ * deadline's remembers the previous error (as the final cause); an attempt timeout must not, or
+ * a stale Retry-After on that error would stretch the next delay.
  */
-export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown): TimeoutError {
+export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown, n: number): TimeoutError {
   return atDeadline
     ? new TimeoutError(`attempt ${attempt} was still running at the deadline after ${config.deadlineMs} ms`, { cause: lastError })
-    : new TimeoutError(`attempt ${attempt} timed out after ${config.attemptTimeoutMs} ms`);
+    : new TimeoutError(`attempt ${attempt} timed out after ${timeoutOf(config, n)} ms`);
 }
 
 /** Records a success with the budget and the throttle; what either threw, if anything. */

@@ -1,7 +1,8 @@
 /**
- * What a call needs beyond its first run (made on first need: most calls have one run and no
- * mode): where the current run began, which the limits count from, the host of an attempt
- * a mode makes, and the call's invocation id. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
+ * What a call needs beyond its first run (made on first need: most calls have one run, no mode
+ * and no schedule option): where the current run began, which the limits count from, the host
+ * of an attempt a mode makes, the run's state for the schedule options (core/schedule.ts), and
+ * the call's invocation id. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
  */
 import { CallHost } from './host.js';
 import type { RetryConfig } from './options.js';
@@ -14,6 +15,10 @@ export class Runs {
   base = 0;
   /** The host of the running attempt, when a mode makes it. */
   host: CallHost | undefined = undefined;
+  /** The run's last wait, for a decorrelated jitter (core/schedule.ts): none yet at its start. */
+  previousDelayMs: number | undefined = undefined;
+  /** Failures of this run that `countsAsAttempt` said not to count against `maxAttempts`. */
+  uncounted = 0;
 
   #invocationId: string | undefined = undefined;
 
@@ -24,6 +29,8 @@ export class Runs {
   begin(t: number, base: number): void {
     this.startedAt = t;
     this.base = base;
+    this.previousDelayMs = undefined;
+    this.uncounted = 0;
   }
 
   /** The call's invocation id (`ctx.invocationId`), made on first read. */

@@ -121,6 +121,7 @@ describe('readArgs: run', () => {
     ['full', 'full'],
     ['none', 'none'],
     ['equal', 'equal'],
+    ['decorrelated', 'decorrelated'],
     ['additive:1000', { additiveMs: 1000 }],
     ['additive:1.5s', { additiveMs: 1500 }],
     ['additive:0', { additiveMs: 0 }],
@@ -183,7 +184,10 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [['--initial-delay', 'soon', '--', 'x'], '--initial-delay: expected a duration such as 250ms, 1.5s or 2m, got "soon"'],
     [['--initial-delay', '5s', '--max-delay', '2s', '--', 'x'], '--max-delay "2s" must not be shorter than --initial-delay "5s"'],
     [['--initial-delay', '40s', '--', 'x'], '--max-delay 32s (the default) must not be shorter than --initial-delay "40s"'],
-    [['--jitter', 'bogus', '--', 'x'], '--jitter must be full, none, equal or additive:AMOUNT (e.g. additive:1000), got "bogus"'],
+    [
+      ['--jitter', 'bogus', '--', 'x'],
+      '--jitter must be full, none, equal, decorrelated or additive:AMOUNT (e.g. additive:1000), got "bogus"',
+    ],
     [['--jitter', 'additive:-1', '--', 'x'], '--jitter additive: expected a duration such as 250ms, 1.5s or 2m, got "-1"'],
     [['--retry-on', '1,x', '--', 'x'], '--retry-on must list exit codes from 1 to 255 separated by commas (e.g. 1,75), got "1,x"'],
     [['--retry-on', '0', '--', 'x'], 'got "0"'],
@@ -266,7 +270,7 @@ describe('readArgs', () => {
     expect(readRun(['--jitter', 'additive:1.25', '--', 'x']).backoff.jitter).toEqual({ additiveMs: 1.25 });
     expect(readRun(['--jitter', 'additive:1.5', '--', 'x']).backoff.jitter).toEqual({ additiveMs: 1.5 });
     for (const text of ['my-additive:5', 'additive:5\n']) {
-      expect(usageError(['--jitter', text, '--', 'x'])).toContain('--jitter must be full, none, equal or additive:AMOUNT');
+      expect(usageError(['--jitter', text, '--', 'x'])).toContain('--jitter must be full, none, equal, decorrelated or additive:AMOUNT');
     }
   });
 

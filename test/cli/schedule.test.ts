@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderSchedule, scheduleRows } from '../../src/cli/schedule.js';
-import { type BackoffPolicy, computeDelay } from '../../src/index.js';
+import { type AttemptTimeoutGrowth, type BackoffPolicy, computeDelay } from '../../src/index.js';
 
 const GCS_BACKOFF: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 64_000, jitter: { additiveMs: 1000 } };
 
@@ -81,6 +81,38 @@ describe('scheduleRows', () => {
   });
 });
 
+describe('scheduleRows with a decorrelated jitter: each chain carries its previous wait', () => {
+  const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 20_000, jitter: 'decorrelated' };
+
+  it('gives the shortest waits (every draw 0), the longest (every draw 1, tripling to the cap) and the waits at 0.5', () => {
+    const rows = scheduleRows(policy, 5);
+    expect(rows.map((r) => r.minMs)).toEqual([1000, 1000, 1000, 1000, 1000]);
+    expect(rows.map((r) => r.maxMs)).toEqual([3000, 9000, 20_000, 20_000, 20_000]);
+    expect(rows.map((r) => r.medianMs)).toEqual([2000, 3500, 5750, 9125, 10_500]);
+    expect(rows.map((r) => r.waitedMaxMs)).toEqual([3000, 12_000, 32_000, 52_000, 72_000]);
+  });
+
+  it('bounds every chain of waits computeDelay can draw', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 12 }), (draws) => {
+        const rows = scheduleRows(policy, draws.length);
+        let previous: number | undefined;
+        draws.forEach((r, n) => {
+          previous = computeDelay(n, policy, () => r, previous);
+          expect(previous).toBeGreaterThanOrEqual(rows[n]?.minMs as number);
+          expect(previous).toBeLessThanOrEqual(rows[n]?.maxMs as number);
+        });
+      }),
+    );
+  });
+
+  it('names it in the title', () => {
+    expect(renderSchedule({ backoff: policy, deadlineMs: 60_000, attempts: 2, source: 'x' }).split('\n')[0]).toBe(
+      'x: wait 1s x2 up to 20s, jitter decorrelated, deadline 60s',
+    );
+  });
+});
+
 describe('renderSchedule', () => {
   it('prints one row per retry with the waits in seconds and a bar up to the cap', () => {
     const text = renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 12, source: 'gcs preset' });
@@ -112,11 +144,22 @@ describe('renderSchedule', () => {
   });
 
   it('names a finite attempt timeout in its title, and leaves out an infinite one', () => {
-    const title = (attemptTimeoutMs?: number): string | undefined =>
+    const title = (attemptTimeoutMs?: number | AttemptTimeoutGrowth): string | undefined =>
       renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 2, source: 'x', attemptTimeoutMs }).split('\n')[0];
     expect(title(30_000)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 30s');
     expect(title(Number.POSITIVE_INFINITY)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
     expect(title(undefined)).toBe('x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s');
+  });
+
+  it('names a growing attempt timeout by its three numbers, leaving out an infinite cap', () => {
+    const title = (attemptTimeoutMs: AttemptTimeoutGrowth): string | undefined =>
+      renderSchedule({ backoff: GCS_BACKOFF, deadlineMs: 600_000, attempts: 2, source: 'x', attemptTimeoutMs }).split('\n')[0];
+    expect(title({ initialMs: 5000, multiplier: 1.5, maxMs: 30_000 })).toBe(
+      'x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 5s x1.5 up to 30s',
+    );
+    expect(title({ initialMs: 5000, multiplier: 2, maxMs: Number.POSITIVE_INFINITY })).toBe(
+      'x: wait 1s x2 up to 64s, jitter additive:1s, deadline 600s, attempt timeout 5s x2',
+    );
   });
 
   it('draws a wait without jitter as a single mark', () => {

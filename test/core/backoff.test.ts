@@ -131,7 +131,7 @@ describe('computeDelay', () => {
     [{ multiplier: Number.NaN }, /policy\.multiplier .* got NaN/],
     [{ maxDelayMs: 500 }, /policy\.maxDelayMs must be a finite number >= initialDelayMs \(1000\), got 500/],
     [{ maxDelayMs: Number.POSITIVE_INFINITY }, /policy\.maxDelayMs .* got Infinity/],
-    [{ jitter: 'random' }, /policy\.jitter must be 'none', 'full', 'equal' or \{ additiveMs: number \}, got "random"/],
+    [{ jitter: 'random' }, /policy\.jitter must be 'none', 'full', 'equal', 'decorrelated' or \{ additiveMs: number \}, got "random"/],
     [{ jitter: { additiveMs: -5 } }, /policy\.jitter\.additiveMs must be a finite number >= 0, got -5/],
     [{ jitter: null }, /policy\.jitter .* got null/],
     [{ extra: 1 }, /^computeDelay: unknown option "extra" in policy \(known: initialDelayMs, multiplier, maxDelayMs, jitter\)$/],
@@ -145,7 +145,7 @@ describe('computeDelay', () => {
     );
     const { jitter: _, ...noJitter } = DEFAULT_BACKOFF;
     expect(() => computeDelay(0, noJitter as BackoffPolicy)).toThrow(
-      new TypeError("computeDelay: policy.jitter must be 'none', 'full', 'equal' or { additiveMs: number }, got undefined"),
+      new TypeError("computeDelay: policy.jitter must be 'none', 'full', 'equal', 'decorrelated' or { additiveMs: number }, got undefined"),
     );
     expect(() => computeDelay(0, { ...DEFAULT_BACKOFF, jitter: {} as Jitter })).toThrow(
       new RangeError('computeDelay: policy.jitter.additiveMs must be a finite number >= 0, got undefined'),
@@ -342,5 +342,91 @@ describe('readBackoffPolicy', () => {
     for (const jitter of [null, 'half']) {
       expect(() => readBackoffPolicy({ ...valid, jitter }, 'make', 'backoff')).toThrow(/backoff\.jitter must be 'none', 'full', 'equal'/);
     }
+  });
+});
+
+describe("computeDelay: jitter 'decorrelated' (AWS), with the previous wait as 4th argument", () => {
+  const decorrelatedArb = fc
+    .record({
+      initialDelayMs: fc.double({ min: 0.001, max: 60_000, noNaN: true }),
+      extra: fc.double({ min: 0, max: 600_000, noNaN: true }),
+      multiplier: fc.double({ min: 1, max: 10, noNaN: true }),
+    })
+    .map(
+      ({ initialDelayMs, extra, multiplier }): BackoffPolicy => ({
+        initialDelayMs,
+        multiplier,
+        maxDelayMs: initialDelayMs + extra,
+        jitter: 'decorrelated',
+      }),
+    );
+
+  it('follows the formula on known values: uniform in [initial, min(3 · previous, max)]', () => {
+    const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'decorrelated' };
+    expect(computeDelay(0, policy, () => 0)).toBe(1000);
+    expect(computeDelay(0, policy, () => 1)).toBe(3000); // the first wait's previous is initialDelayMs
+    expect(computeDelay(0, policy, () => 0.5, 4000)).toBe(6500);
+    expect(computeDelay(7, policy, () => 0.5, 4000)).toBe(6500); // attempt and multiplier play no part
+    expect(computeDelay(0, policy, () => 1, 20_000)).toBe(32_000); // capped
+    expect(computeDelay(0, policy, () => 0.5, 100)).toBe(1000); // a previous below initial/3: initial
+  });
+
+  it('stays in [initial, min(3 · previous, max)], finite, never NaN, whatever the previous wait and draw', () => {
+    const previousArb = fc.oneof(fc.constant(undefined), fc.double({ min: 0, max: 1e300, noNaN: true }), fc.constant(Number.MAX_VALUE));
+    fc.assert(
+      fc.property(decorrelatedArb, unit, previousArb, (policy, r, previous) => {
+        const delay = computeDelay(0, policy, () => r, previous);
+        const high = Math.max(policy.initialDelayMs, Math.min(3 * (previous ?? policy.initialDelayMs), policy.maxDelayMs));
+        expect(Number.isFinite(delay)).toBe(true);
+        expect(delay).toBeGreaterThanOrEqual(policy.initialDelayMs);
+        expect(delay).toBeLessThanOrEqual(high);
+        expect(delay).toBeLessThanOrEqual(policy.maxDelayMs);
+      }),
+    );
+  });
+
+  it('at a previous wait of maxDelayMs stays <= maxDelayMs, and a chain of waits never leaves [initial, max]', () => {
+    fc.assert(
+      fc.property(decorrelatedArb, fc.array(unit, { minLength: 1, maxLength: 60 }), (policy, draws) => {
+        expect(computeDelay(0, policy, () => draws[0] as number, policy.maxDelayMs)).toBeLessThanOrEqual(policy.maxDelayMs);
+        let previous: number | undefined;
+        for (const r of draws) {
+          const delay = computeDelay(0, policy, () => r, previous);
+          expect(delay).toBeGreaterThanOrEqual(policy.initialDelayMs);
+          expect(delay).toBeLessThanOrEqual(Math.min(3 * (previous ?? policy.initialDelayMs), policy.maxDelayMs));
+          previous = delay;
+        }
+      }),
+    );
+  });
+
+  it('never decreases as the draw grows (the CLI schedule reads its range at 0 and 1)', () => {
+    fc.assert(
+      fc.property(decorrelatedArb, unit, unit, fc.double({ min: 0, max: 1e6, noNaN: true }), (policy, a, b, previous) => {
+        const [lo, hi] = a <= b ? [a, b] : [b, a];
+        expect(computeDelay(0, policy, () => lo, previous)).toBeLessThanOrEqual(computeDelay(0, policy, () => hi, previous));
+      }),
+    );
+  });
+
+  it('refuses a bad previous wait and, for this jitter, an initialDelayMs of 0, naming the field', () => {
+    const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'decorrelated' };
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => computeDelay(0, policy, () => 0.5, bad)).toThrow(RangeError);
+      expect(() => computeDelay(0, policy, () => 0.5, bad)).toThrow(
+        /computeDelay: previousDelayMs must be a finite number >= 0 or undefined, got/,
+      );
+    }
+    expect(() => computeDelay(0, policy, () => 0.5, '5' as unknown as number)).toThrow(TypeError);
+    expect(() => computeDelay(0, { ...policy, initialDelayMs: 0 })).toThrow(
+      new RangeError("computeDelay: policy.initialDelayMs must be > 0 with jitter 'decorrelated', got 0"),
+    );
+    // The other jitters ignore a previous wait.
+    expect(computeDelay(2, { ...policy, jitter: 'none' }, Math.random, 123)).toBe(4000);
+  });
+
+  it('checks the draw of the rng like every jitter', () => {
+    const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'decorrelated' };
+    expect(() => computeDelay(0, policy, () => 2)).toThrow(/computeDelay: rng must return a number in \[0, 1\], got 2/);
   });
 });

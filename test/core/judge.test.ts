@@ -21,7 +21,7 @@ function judged(options: RetryOptions, error: unknown = new Error('x'), attempt 
   return judge(
     readOptions(options),
     ctx,
-    { error, returned: undefined, known: undefined, attempt, elapsedMs: 0, progressAt: undefined },
+    { error, returned: undefined, known: undefined, attempt, elapsedMs: 0, progressAt: undefined, runs: undefined },
     notSettled,
   );
 }
@@ -88,7 +88,7 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ idempotent }),
       ctx,
-      { error: new Error('x'), returned: undefined, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      { error: new Error('x'), returned: undefined, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined, runs: undefined },
       () => true,
     );
     expect(judgement).toEqual({ action: 'settled' });
@@ -100,7 +100,15 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ idempotent, retryOnResult: () => true, backoff: { initialDelayMs: 100, jitter: 'none' } }),
       ctx,
-      { error: undefined, returned: { value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      {
+        error: undefined,
+        returned: { value: 'pending' },
+        known: undefined,
+        attempt: 1,
+        elapsedMs: 0,
+        progressAt: undefined,
+        runs: undefined,
+      },
       notSettled,
     );
     expect(judgement).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
@@ -122,7 +130,15 @@ describe('judge', () => {
         },
       }),
       ctx,
-      { error: undefined, returned: { value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      {
+        error: undefined,
+        returned: { value: 'pending' },
+        known: undefined,
+        attempt: 1,
+        elapsedMs: 0,
+        progressAt: undefined,
+        runs: undefined,
+      },
       () => settled,
     );
     expect(judgement).toEqual({ action: 'settled' });
@@ -137,7 +153,7 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ retryable }),
       ctx,
-      { error, returned: undefined, known: false, attempt: 1, elapsedMs: 0, progressAt: undefined },
+      { error, returned: undefined, known: false, attempt: 1, elapsedMs: 0, progressAt: undefined, runs: undefined },
       notSettled,
     );
     expect(judgement).toEqual({ action: 'give-up', reason: 'not-retryable', error });

@@ -1,0 +1,82 @@
+/**
+ * The options that reshape a call's schedule beyond its backoff: a growing attempt timeout,
+ * the `delay` option, `countsAsAttempt`; and a decorrelated jitter, which needs the previous
+ * wait. They are read once with the options into one object, absent from a call without them,
+ * so that such a call pays one config field and no work per attempt. A call with one keeps its
+ * state (the previous wait, the failures not counted) in its `Runs`.
+ */
+import type { AttemptContext, AttemptTimeoutGrowth, DelayContext } from '../types.js';
+import { type FieldRules, answerOf, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
+
+/** What a call's schedule options hold once read; undefined in the config when none was given. */
+export interface Schedule {
+  /** The growing attempt timeout; undefined for a fixed one (the config's `attemptTimeoutMs`). */
+  readonly timeout: AttemptTimeoutGrowth | undefined;
+  /** The `delay` option, asked by judge.ts before each sleep. */
+  readonly delay: ((ctx: DelayContext) => number | undefined) | undefined;
+  /** The `countsAsAttempt` option, asked by judge.ts about each failure to be retried. */
+  readonly countsAsAttempt: ((error: unknown, ctx: AttemptContext) => boolean) | undefined;
+}
+
+/** The fields of a growing attempt timeout; all three are required. */
+const GROWTH_RULES: FieldRules = {
+  initialMs: { ok: (v) => typeof v === 'number' && v > 0 && v < Infinity, rule: 'be a finite number > 0', range: true },
+  multiplier: /* @__PURE__ */ atLeast(1),
+  // Infinity: no cap of its own, the deadline bounds each attempt.
+  maxMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number >= initialMs (Infinity for no cap)', range: true },
+};
+
+/** `attemptTimeoutMs`'s rule: a fixed limit, or a growth checked field by field by readTimeout. */
+export const ATTEMPT_TIMEOUT_RULE = {
+  ok: (v: unknown) => (typeof v === 'number' && v > 0) || isPlainObject(v),
+  rule: 'be a number > 0 or { initialMs, multiplier, maxMs }',
+  range: true,
+};
+
+/**
+ * Reads a growing attempt timeout into a fresh object of its three checked fields. Throws a
+ * TypeError/RangeError naming `<where>: <path>.<field>` and the value it got.
+ */
+export function readTimeoutGrowth(growth: object, where: string, path: string): AttemptTimeoutGrowth {
+  const given = readChecked(where, growth, GROWTH_RULES, path);
+  for (const key of Object.keys(GROWTH_RULES)) checkField(where, path, key, GROWTH_RULES, given[key]);
+  const { initialMs, multiplier, maxMs } = given as unknown as AttemptTimeoutGrowth;
+  if (maxMs < initialMs) throw mustError(`${where}: ${path}.maxMs`, `be >= initialMs (${initialMs})`, maxMs, true);
+  return { initialMs, multiplier, maxMs };
+}
+
+/**
+ * The time limit of attempt `n` (1-based, counted from the last progress) under `config`: the
+ * fixed `attemptTimeoutMs`, or the growth's `min(initialMs · multiplier^(n−1), maxMs)` (a power
+ * that overflows to Infinity is capped like any other).
+ */
+export function timeoutOf(
+  config: { readonly attemptTimeoutMs: number; readonly schedule: Pick<Schedule, 'timeout'> | undefined },
+  n: number,
+): number {
+  const growth = config.schedule?.timeout;
+  if (growth === undefined) return config.attemptTimeoutMs;
+  return Math.min(growth.initialMs * growth.multiplier ** (n - 1), growth.maxMs);
+}
+
+/**
+ * The wait the `delay` option picks for `ctx`: its number, or the computed delay for
+ * undefined. User code: anything else (a promise, NaN, a negative or infinite number) throws
+ * a TypeError/RangeError naming `<where>: options.delay` and the value, and the call rejects
+ * with it, as with a predicate that throws.
+ */
+export function chosenDelay(delay: (ctx: DelayContext) => number | undefined, where: string, ctx: DelayContext): number {
+  const ms: unknown = delay(ctx);
+  if (ms === undefined) return ctx.computedDelayMs;
+  if (typeof ms === 'number' && ms >= 0 && ms < Infinity) return ms;
+  throw mustError(`${where}: options.delay`, 'return a finite number >= 0 or undefined', ms, typeof ms === 'number');
+}
+
+/** Whether `countsAsAttempt` says the failure does not count: `false` only (a promise is refused by name). */
+export function uncounted(schedule: Schedule, where: string, error: unknown, ctx: AttemptContext): boolean {
+  const counts = schedule.countsAsAttempt;
+  if (counts === undefined) return false;
+  const answer = counts(error, ctx);
+  answerOf(where, 'countsAsAttempt', answer);
+  return answer === false;
+}
