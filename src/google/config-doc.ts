@@ -65,7 +65,8 @@ export function lookUp<T>(where: string, path: string, what: string, name: strin
   if (Object.hasOwn(entries, name)) return entries[name] as T;
   const names = Object.keys(entries);
   const close = suggest(name, names);
-  const hint = close === undefined ? (names.length === 0 ? 'there are none' : `known: ${names.join(', ')}`) : `did you mean ${JSON.stringify(close)}?`;
+  const hint =
+    close === undefined ? (names.length === 0 ? 'there are none' : `known: ${names.join(', ')}`) : `did you mean ${JSON.stringify(close)}?`;
   throw new TypeError(`${where}: no ${what} ${describe(name)} in ${path} (${hint})`);
 }
 
@@ -94,6 +95,7 @@ export function readStatusCodes(where: string, path: string, value: unknown): nu
 
 /** A finite number at `path` that passes `ok`, else an error with `rule` (a RangeError for a number out of range). */
 export function readNumber(where: string, path: string, value: unknown, ok: (n: number) => boolean, rule: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) throw docError(where, path, rule, value, typeof value === 'number');
+  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value))
+    throw docError(where, path, rule, value, typeof value === 'number');
   return value;
 }

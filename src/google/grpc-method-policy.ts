@@ -91,7 +91,9 @@ function readRetryPolicy(where: string, path: string, raw: unknown, limit: numbe
   const codes = readStatusCodes(where, codesPath, f.retryableStatusCodes);
   if (codes.length === 0) throw docError(where, codesPath, 'list at least one status code (gRFC A6)', f.retryableStatusCodes);
   const attemptTimeoutMs =
-    f.perAttemptRecvTimeout === undefined ? undefined : readDurationMs(where, pathOf(path, 'perAttemptRecvTimeout'), f.perAttemptRecvTimeout, true);
+    f.perAttemptRecvTimeout === undefined
+      ? undefined
+      : readDurationMs(where, pathOf(path, 'perAttemptRecvTimeout'), f.perAttemptRecvTimeout, true);
   return {
     maxAttempts,
     // A6's wait before retry n is random in [0, min(initialBackoff · multiplier^(n-1), maxBackoff)]:
@@ -106,7 +108,8 @@ function readHedgingPolicy(where: string, path: string, raw: unknown, limit: num
   const f = readFields(where, path, raw, HEDGING_KEYS, true);
   const maxCopies = readAttempts(where, pathOf(path, 'maxAttempts'), f.maxAttempts, limit);
   const delayMs = f.hedgingDelay === undefined ? 0 : readDurationMs(where, pathOf(path, 'hedgingDelay'), f.hedgingDelay, false);
-  const codes = f.nonFatalStatusCodes === undefined ? [] : readStatusCodes(where, pathOf(path, 'nonFatalStatusCodes'), f.nonFatalStatusCodes);
+  const codes =
+    f.nonFatalStatusCodes === undefined ? [] : readStatusCodes(where, pathOf(path, 'nonFatalStatusCodes'), f.nonFatalStatusCodes);
   // A6 sends the copies of ONE call and never retries it once they all failed: one attempt of
   // tenacious, whose copies race; a non-fatal code sends the next copy at once, a fatal one ends it.
   return {

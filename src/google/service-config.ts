@@ -126,7 +126,10 @@ export function readGrpcServiceConfig(config: unknown, options: GrpcServiceConfi
  */
 export function fromGrpcServiceConfig(config: unknown, target: GrpcMethodName & GrpcServiceConfigOptions): GrpcRetryOptions {
   const { service, method, maxAttemptsLimit } = target ?? {};
-  return readGrpcServiceConfig(config, maxAttemptsLimit === undefined ? {} : { maxAttemptsLimit }).forMethod({ service, method } as GrpcMethodName);
+  return readGrpcServiceConfig(config, maxAttemptsLimit === undefined ? {} : { maxAttemptsLimit }).forMethod({
+    service,
+    method,
+  } as GrpcMethodName);
 }
 
 function parsed(config: unknown): unknown {
@@ -146,7 +149,8 @@ function readLimit(options: GrpcServiceConfigOptions): number {
 
 function readName(name: GrpcMethodName): { service: string; method: string | undefined } {
   const { service, method } = name ?? {};
-  if (typeof service !== 'string' || service === '') throw mustError(`${WHERE}: service`, 'be a fully qualified service name such as "google.pubsub.v1.Publisher"', service);
+  if (typeof service !== 'string' || service === '')
+    throw mustError(`${WHERE}: service`, 'be a fully qualified service name such as "google.pubsub.v1.Publisher"', service);
   if (method !== undefined && typeof method !== 'string') throw mustError(`${WHERE}: method`, 'be a string', method);
   return { service, method: method === '' ? undefined : method };
 }
@@ -160,7 +164,13 @@ function readThrottling(raw: unknown): RetryTokenBudget {
   const path = 'retryThrottling';
   const f = readFields(WHERE, path, raw, THROTTLING_KEYS, true);
   const maxTokens = readNumber(WHERE, pathOf(path, 'maxTokens'), f.maxTokens, (v) => v > 0 && v <= 1000, 'be a number > 0 and <= 1000');
-  const tokenRatio = readNumber(WHERE, pathOf(path, 'tokenRatio'), f.tokenRatio, (v) => v >= 0.001, 'be a number >= 0.001 (three decimals are kept)');
+  const tokenRatio = readNumber(
+    WHERE,
+    pathOf(path, 'tokenRatio'),
+    f.tokenRatio,
+    (v) => v >= 0.001,
+    'be a number >= 0.001 (three decimals are kept)',
+  );
   return createRetryBudget({ maxTokens, tokenRatio });
 }
 
@@ -179,7 +189,8 @@ function readMethodConfigs(raw: unknown, limit: number, budget: RetryTokenBudget
     fields.name.forEach((name: unknown, j) => {
       const at = pathOf(namesPath, j);
       const key = nameKey(at, name);
-      if (key in where) throw new TypeError(`${WHERE}: ${at} names ${describe(key === DEFAULT_KEY ? {} : key)} again (first in ${where[key]})`);
+      if (key in where)
+        throw new TypeError(`${WHERE}: ${at} names ${describe(key === DEFAULT_KEY ? {} : key)} again (first in ${where[key]})`);
       where[key] = at;
       byName[key] = options;
     });
