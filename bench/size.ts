@@ -68,7 +68,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 8,550 for issue 23's telemetry seam (8,365 → 8,502 B, +137): the `telemetry`, `name` and
     // `service` options and their checks, one config field, and core/telemetry.ts (a call with
     // telemetry runs under a copy of its config: the event stream teed, each send in a mode).
-    limitBytes: 8550,
+    // 8,750 for issue 24's schedules (8,502 → 8,735 B with the growing attempt timeout: its
+    // three checked fields and their messages, core/schedule.ts, one config field).
+    limitBytes: 8750,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -82,7 +84,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 12,380 B after the rest of the session (see the first budget). 12,482 B with issue 23's
     // telemetry seam (+138 B from 12,344; see the first budget); its OpenTelemetry side is
     // 'tenacious/otel', not here.
-    limitBytes: 12_550,
+    limitBytes: 12_750, // 12,718 B with issue 24's growing attempt timeout
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -93,7 +95,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     targetBytes: undefined,
     // 13,097 B with retryFetch in named stages, the event stream and root causes in errors.
     // 13,199 B with issue 23's telemetry seam (+139 B from 13,060).
-    limitBytes: 13_250,
+    limitBytes: 13_450, // 13,425 B with issue 24's growing attempt timeout
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -104,7 +106,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 18,292 B after the rest of the session. 18,442 B with issue 23 (+247 B from 18,195): the
     // telemetry seam, and the presets naming the service and gcs() the operation, one shared
     // preset per operation.
-    limitBytes: 18_500,
+    limitBytes: 18_700, // 18,672 B with issue 24's growing attempt timeout
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
@@ -127,7 +129,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 21,462 B after the rest of the session; 21,501 B with option reading made fast again.
     // 23,182 B with issue 23: 'tenacious/otel' (3,594 B alone, less what it shares) and the seam;
     // 23,729 B with observeFleet() (it names the budget, throttle and hedger types only).
-    limitBytes: 23_800,
+    limitBytes: 23_950, // 23,929 B with issue 24's growing attempt timeout
   },
 ];
 
@@ -218,6 +220,7 @@ export const CORE_FEATURES: readonly Feature[] = [
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },
+  { name: 'schedules: a growing attempt timeout, its checks', modules: /^src\/core\/schedule\.ts$/ },
   { name: "option validation: retry()'s options, messages naming field and value", modules: /^src\/(core\/options|util\/check)\.ts$/ },
   {
     name: 'default classification: error-shape readers, the cause-chain walk, network errors, predicates',

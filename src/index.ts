@@ -10,6 +10,7 @@ export { DEFAULT_BACKOFF, computeDelay } from './core/backoff.js';
 export type {
   AttemptContext,
   AttemptHost,
+  AttemptTimeoutGrowth,
   AttemptMode,
   AttemptThrottle,
   CallEvent,

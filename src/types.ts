@@ -5,6 +5,8 @@
  */
 export type { CallEvent, GiveUpEvent, GiveUpReason, RetryEvent, SuccessEvent } from './events.js';
 import type { CallEvent, GiveUpEvent, RetryEvent, SuccessEvent } from './events.js';
+export type { AttemptTimeoutGrowth } from './schedule-types.js';
+import type { AttemptTimeoutGrowth } from './schedule-types.js';
 
 /**
  * How randomness spreads the delays of many clients apart.
@@ -144,8 +146,12 @@ export interface RetryOptions<T = unknown> {
   maxAttempts?: number;
   /** Overall time limit, counted from the moment `retry()` is called, in milliseconds. Default 120 000. */
   deadlineMs?: number;
-  /** Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none. */
-  attemptTimeoutMs?: number;
+  /**
+   * Time limit for each attempt; one that runs longer fails with a `TimeoutError`. Default none.
+   * A number is the same limit for every attempt; an {@link AttemptTimeoutGrowth} lets later
+   * attempts run longer (the deadline bounds each one either way).
+   */
+  attemptTimeoutMs?: number | AttemptTimeoutGrowth;
   /** Is this error transient? Default `isTransient`. */
   retryable?: RetryPredicate;
   /**

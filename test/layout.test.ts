@@ -13,7 +13,7 @@ const srcDir = join(root, 'src');
 /** Lowest first: a module may import from its own layer and those before it, never after. */
 const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
   ['util', /^util\//],
-  ['types/events/errors', /^(types|events|errors)\.ts$/],
+  ['types/events/errors', /^(types|events|schedule-types|errors)\.ts$/],
   ['transfer', /^transfer\//],
   ['runtime', /^runtime\//],
   ['classify', /^classify\//],

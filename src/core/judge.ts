@@ -12,6 +12,7 @@ import type { AttemptContext } from '../types.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
 import { type Decision, type FailedAttempt, type Progress, decide, earlyGiveUp, isIdempotent, isWorthRetrying } from './decide.js';
 import type { RetryConfig } from './options.js';
+import { timeoutOf } from './schedule.js';
 
 /** What follows an outcome: decide()'s answer, `accept` the value as the answer, or nothing (`settled`: the call already is). */
 export type Judgement = Decision | { readonly action: 'accept' } | { readonly action: 'settled' };
@@ -69,13 +70,13 @@ const ACCEPT = { action: 'accept' } as const;
 
 /**
  * The error of attempt `attempt` still running at its limit: the deadline (`atDeadline`) or
- * its timeout. Only the deadline's remembers the previous error (as the final cause); an attempt
+ * its timeout (that of the run's attempt `n`, which a growing timeout depends on). Only the deadline's remembers the previous error (as the final cause); an attempt
  * timeout must not, or a stale Retry-After on that error would stretch the next delay.
  */
-export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown): TimeoutError {
+export function overrun(attempt: number, atDeadline: boolean, config: RetryConfig, lastError: unknown, n: number): TimeoutError {
   return atDeadline
     ? new TimeoutError(`attempt ${attempt} was still running at the deadline after ${config.deadlineMs} ms`, { cause: lastError })
-    : new TimeoutError(`attempt ${attempt} timed out after ${config.attemptTimeoutMs} ms`);
+    : new TimeoutError(`attempt ${attempt} timed out after ${timeoutOf(config, n)} ms`);
 }
 
 /** Records a success with the budget and the throttle; what either threw, if anything. */

@@ -21,6 +21,7 @@ import type {
 import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
+import { ATTEMPT_TIMEOUT_RULE, type Schedule, readTimeoutGrowth } from './schedule.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
@@ -38,7 +39,7 @@ export const DEFAULT_DEADLINE_MS = 120_000;
 export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly maxAttempts: number;
   readonly deadlineMs: number;
-  /** `Infinity` when there is no per-attempt limit. */
+  /** `Infinity` when there is no fixed per-attempt limit (none, or a growing one in `schedule`). */
   readonly attemptTimeoutMs: number;
   readonly retryable: RetryPredicate;
   readonly idempotent: boolean | ((error: unknown, ctx: AttemptContext) => boolean);
@@ -61,6 +62,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
    * without one.
    */
   readonly telemetry: TelemetrySetup | undefined;
+  /** The schedule options (a growing attempt timeout…); undefined without any, the common case. */
+  readonly schedule: Schedule | undefined;
   /** The entry point the options were given to, named by the errors about them. */
   readonly where: string;
 }
@@ -116,7 +119,7 @@ export const RETRY_RULES = {
     range: true,
   },
   deadlineMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0 (Infinity for none)', range: true },
-  attemptTimeoutMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number > 0', range: true },
+  attemptTimeoutMs: ATTEMPT_TIMEOUT_RULE,
   retryable: FUNCTION,
   idempotent: { ok: (v) => typeof v === 'boolean' || isFunction(v), rule: 'be a boolean or a function' },
   retryOnResult: FUNCTION,
@@ -164,11 +167,13 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     service: undefined,
   };
   checkOptions(where, options, RETRY_RULES, o, path);
+  const timeout = o.attemptTimeoutMs;
+  const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const config = makeConfig(
     o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF),
     o.maxAttempts ?? Infinity,
     o.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    o.attemptTimeoutMs ?? Infinity,
+    growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
     o.retryable ?? isTransient,
     o.idempotent ?? true,
     o.retryOnResult as RetryConfig['retryOnResult'],
@@ -183,6 +188,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.unref ?? false,
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
+    growth && { timeout: growth },
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
@@ -212,6 +218,7 @@ function makeConfig(
   unref: boolean,
   hedge: AttemptMode | undefined,
   telemetry: TelemetrySetup | undefined,
+  schedule: Schedule | undefined,
   where: string,
 ): RetryConfig {
   return {
@@ -236,6 +243,7 @@ function makeConfig(
     unref,
     hedge,
     telemetry,
+    schedule,
     where,
   };
 }
@@ -264,6 +272,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   Math.random,
   false,
+  undefined,
   undefined,
   undefined,
   'retry',

@@ -14,6 +14,7 @@ import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
 import { Runs } from './runs.js';
+import { timeoutOf } from './schedule.js';
 import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
 import { emit, reportGiveUp, reportRetry, reportSuccess } from './hooks.js';
@@ -186,9 +187,8 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (`dueAt` tells which). */
   #queueStop(attemptStart: number): void {
-    const deadline = this.#runStart() + this.#config.deadlineMs;
-    const timeout = attemptStart + this.#config.attemptTimeoutMs;
-    schedule(this, Math.min(deadline, timeout));
+    const timeout = attemptStart + timeoutOf(this.#config, this.#attempt - (this.#more?.base ?? 0));
+    schedule(this, Math.min(this.#runStart() + this.#config.deadlineMs, timeout));
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
@@ -213,7 +213,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #attemptOverran(t: number): void {
     const atDeadline = this.dueAt === this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
-    const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last));
+    const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last), this.#attempt - (this.#more?.base ?? 0));
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);

@@ -53,7 +53,7 @@ describe('messages naming the option', () => {
     ['x', 'retry: options must be an object, got "x"'],
     [{ backoff: null }, 'retry: options.backoff must be an object, got null'],
     [{ deadlineMs: '1000' }, 'retry: options.deadlineMs must be a number > 0 (Infinity for none), got "1000"'],
-    [{ attemptTimeoutMs: '100' }, 'retry: options.attemptTimeoutMs must be a number > 0, got "100"'],
+    [{ attemptTimeoutMs: '100' }, 'retry: options.attemptTimeoutMs must be a number > 0 or { initialMs, multiplier, maxMs }, got "100"'],
     [{ signal: null }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got null'],
     [{ signal: {} }, 'retry: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}'],
     [

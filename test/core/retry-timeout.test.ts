@@ -152,3 +152,62 @@ describe('abandoned attempts', () => {
     expect((settledSignal.reason as Error).message).toBe('attempt 2 has ended');
   });
 });
+
+describe('a growing attempt timeout ({ initialMs, multiplier, maxMs })', () => {
+  it('gives attempt n min(initialMs · multiplier^(n−1), maxMs), names it in the TimeoutError, and lets the deadline cut the last', async () => {
+    const starts: number[] = [];
+    const errors: unknown[] = [];
+    const p = track(
+      retry(
+        () => {
+          starts.push(Date.now());
+          return hang();
+        },
+        {
+          attemptTimeoutMs: { initialMs: 100, multiplier: 2, maxMs: 300 },
+          deadlineMs: 1300,
+          backoff: constant(10),
+          onRetry: ({ error }) => errors.push(error),
+        },
+      ),
+    );
+    await clock.tickAsync(1300);
+    // 100, 200, 300, 300, 300 (capped), then the deadline at 1300 cuts the sixth (started at 1250).
+    expect(starts).toEqual([0, 110, 320, 630, 940, 1250]);
+    expect(errors.map((e) => (e as Error).message)).toEqual([
+      'attempt 1 timed out after 100 ms',
+      'attempt 2 timed out after 200 ms',
+      'attempt 3 timed out after 300 ms',
+      'attempt 4 timed out after 300 ms',
+      'attempt 5 timed out after 300 ms',
+    ]);
+    expect((p.error as RetryError).reason).toBe('deadline');
+    expect((p.error as RetryError).cause).toBeInstanceOf(TimeoutError);
+  });
+
+  it('with maxMs Infinity grows without a cap of its own, and counts afresh from progress', async () => {
+    const starts: number[] = [];
+    const p = track(
+      retry(
+        (ctx) => {
+          starts.push(Date.now());
+          if (ctx.attempt === 3) ctx.progress();
+          return hang();
+        },
+        { attemptTimeoutMs: { initialMs: 100, multiplier: 3, maxMs: Infinity }, maxAttempts: 3, backoff: constant(10) },
+      ),
+    );
+    await clock.tickAsync(10_000);
+    // 100, 300, then progress in attempt 3: it is the run's first (100), then 300, 900, and the
+    // run's three attempts are made.
+    expect(starts).toEqual([0, 110, 420, 530, 840]);
+    expect((p.error as RetryError).reason).toBe('attempts');
+    expect((p.error as RetryError).elapsedMs).toBe(1740);
+  });
+
+  it('lets a fast attempt succeed without any timer of the growth firing', async () => {
+    const p = track(retry(async () => 'ok', { attemptTimeoutMs: { initialMs: 5, multiplier: 2, maxMs: 50 } }));
+    await clock.tickAsync(0);
+    expect(p.value).toBe('ok');
+  });
+});

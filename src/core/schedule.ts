@@ -1,0 +1,51 @@
+/**
+ * The options that reshape a call's schedule beyond its backoff: a growing attempt timeout.
+ * They are read once with the options into one object, absent from a call without them, so
+ * that such a call pays one config field and no work per attempt.
+ */
+import type { AttemptTimeoutGrowth } from '../types.js';
+import { type FieldRules, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
+
+/** What a call's schedule options hold once read; undefined in the config when none was given. */
+export interface Schedule {
+  /** The growing attempt timeout; undefined for a fixed one (the config's `attemptTimeoutMs`). */
+  readonly timeout: AttemptTimeoutGrowth | undefined;
+}
+
+/** The fields of a growing attempt timeout; all three are required. */
+const GROWTH_RULES: FieldRules = {
+  initialMs: { ok: (v) => typeof v === 'number' && v > 0 && v < Infinity, rule: 'be a finite number > 0', range: true },
+  multiplier: /* @__PURE__ */ atLeast(1),
+  // Infinity: no cap of its own, the deadline bounds each attempt.
+  maxMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number >= initialMs (Infinity for no cap)', range: true },
+};
+
+/** `attemptTimeoutMs`'s rule: a fixed limit, or a growth checked field by field by readTimeout. */
+export const ATTEMPT_TIMEOUT_RULE = {
+  ok: (v: unknown) => (typeof v === 'number' && v > 0) || isPlainObject(v),
+  rule: 'be a number > 0 or { initialMs, multiplier, maxMs }',
+  range: true,
+};
+
+/**
+ * Reads a growing attempt timeout into a fresh object of its three checked fields. Throws a
+ * TypeError/RangeError naming `<where>: <path>.<field>` and the value it got.
+ */
+export function readTimeoutGrowth(growth: object, where: string, path: string): AttemptTimeoutGrowth {
+  const given = readChecked(where, growth, GROWTH_RULES, path);
+  for (const key of Object.keys(GROWTH_RULES)) checkField(where, path, key, GROWTH_RULES, given[key]);
+  const { initialMs, multiplier, maxMs } = given as unknown as AttemptTimeoutGrowth;
+  if (maxMs < initialMs) throw mustError(`${where}: ${path}.maxMs`, `be >= initialMs (${initialMs})`, maxMs, true);
+  return { initialMs, multiplier, maxMs };
+}
+
+/**
+ * The time limit of attempt `n` (1-based, counted from the last progress) under `config`: the
+ * fixed `attemptTimeoutMs`, or the growth's `min(initialMs · multiplier^(n−1), maxMs)` (a power
+ * that overflows to Infinity is capped like any other).
+ */
+export function timeoutOf(config: { readonly attemptTimeoutMs: number; readonly schedule: Schedule | undefined }, n: number): number {
+  const growth = config.schedule?.timeout;
+  if (growth === undefined) return config.attemptTimeoutMs;
+  return Math.min(growth.initialMs * growth.multiplier ** (n - 1), growth.maxMs);
+}
