@@ -5,24 +5,9 @@
  */
 import { grpcCode } from '../classify/predicates.js';
 import { readOptions } from '../core/options.js';
-import type { BackoffPolicy, RetryOptions, RetryPredicate } from '../types.js';
+import type { AttemptTimeoutGrowth, BackoffPolicy, RetryOptions, RetryPredicate } from '../types.js';
 import { mustError } from '../util/check.js';
 import { docError, lookUp, pathOf, readFields, readNumber, readStatusCodes } from './config-doc.js';
-
-/**
- * A per-attempt timeout that grows: `initialMs` for the first attempt, times `multiplier` for
- * each next one, never above `maxMs` (google-gax's `initial_rpc_timeout_millis`,
- * `rpc_timeout_multiplier`, `max_rpc_timeout_millis`).
- *
- * @example
- * const growth: GaxAttemptTimeout = { initialMs: 60_000, multiplier: 1, maxMs: 60_000 };
- */
-// TODO(schedules): the same shape as AttemptTimeoutGrowth of src/types.ts once that branch is merged.
-export interface GaxAttemptTimeout {
-  readonly initialMs: number;
-  readonly multiplier: number;
-  readonly maxMs: number;
-}
 
 /**
  * A method's options from a GAPIC client config: frozen, every choice present.
@@ -31,7 +16,7 @@ export interface GaxAttemptTimeout {
  * const options: GaxRetryOptions = fromGaxClientConfig(config, 'google.iam.v2.Policies', 'GetPolicy');
  * options.deadlineMs; // 600000
  */
-export interface GaxRetryOptions extends Readonly<Omit<RetryOptions, 'attemptTimeoutMs'>> {
+export interface GaxRetryOptions extends Readonly<RetryOptions> {
   /** `Infinity` when the method retries (`total_timeout_millis` ends it), 1 when it does not. */
   readonly maxAttempts: number;
   /** `total_timeout_millis`; for a method that does not retry, its `timeout_millis` (or `Infinity`). */
@@ -41,7 +26,7 @@ export interface GaxRetryOptions extends Readonly<Omit<RetryOptions, 'attemptTim
   /** The retry params' delays, with google-gax's full jitter; absent when the method does not retry. */
   readonly backoff?: Readonly<BackoffPolicy>;
   /** The growing RPC timeout of a method that retries; `timeout_millis` of one that does not. */
-  readonly attemptTimeoutMs?: number | GaxAttemptTimeout;
+  readonly attemptTimeoutMs?: number | AttemptTimeoutGrowth;
 }
 
 const WHERE = 'fromGaxClientConfig';
@@ -151,7 +136,6 @@ function readParams(
   );
   const deadlineMs = num('total_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0 (the method retries until then)');
   const rpcMultiplier = num('rpc_timeout_multiplier', AT_LEAST_1, 'be a number >= 1');
-  const maxRpcMs = num('max_rpc_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0');
   const initialRpc = p.initial_rpc_timeout_millis;
   return (timeoutMs) => {
     // google-gax takes timeout_millis when the params give no first RPC timeout.
@@ -159,6 +143,11 @@ function readParams(
       initialRpc === undefined && timeoutMs !== undefined
         ? timeoutMs
         : num('initial_rpc_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0');
+    const maxRpcMs = num(
+      'max_rpc_timeout_millis',
+      (v) => v >= initialMs,
+      `be a number of milliseconds >= the first RPC timeout (${initialMs})`,
+    );
     return {
       backoff: Object.freeze({ initialDelayMs, multiplier, maxDelayMs, jitter: 'full' as const }),
       deadlineMs,
@@ -169,7 +158,7 @@ function readParams(
 
 function frozen(options: GaxRetryOptions, path: string): GaxRetryOptions {
   const result = Object.freeze(options);
-  // TODO(schedules): validate the growing timeout too once retry() takes it.
-  if (typeof result.attemptTimeoutMs !== 'object') readOptions(result as RetryOptions, WHERE, path);
+  // retry()'s validator remembers a frozen object: a retry() given these options skips the check.
+  readOptions(result, WHERE, path);
   return result;
 }

@@ -45,4 +45,4 @@ export {
   fromGrpcServiceConfig,
   readGrpcServiceConfig,
 } from './service-config.js';
-export { type GaxAttemptTimeout, type GaxRetryOptions, fromGaxClientConfig } from './gax-config.js';
+export { type GaxRetryOptions, fromGaxClientConfig } from './gax-config.js';

@@ -94,8 +94,6 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
 
   it.each([0.25, 1])('GetPolicy failing with UNAVAILABLE: waits rng · min(1 s · 1.3^n, 10 s) until 600 s (rng %s)', async (r) => {
     const options = fromGaxClientConfig(POLICIES, 'google.iam.v2.Policies', 'GetPolicy');
-    // TODO(schedules): pass the growing attempt timeout to retry() once it takes one.
-    const { attemptTimeoutMs: _growth, ...runnable } = options;
     const starts: number[] = [];
     const call = track(
       retry(
@@ -103,7 +101,7 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
           starts.push(Date.now());
           throw grpcError('UNAVAILABLE');
         },
-        { ...runnable, rng: () => r },
+        { ...options, rng: () => r },
       ),
     );
     await clock.tickAsync(600_000);
@@ -114,7 +112,7 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
     const expected = [0];
     for (let n = 0; (expected.at(-1) as number) + r * bound(n) <= 600_000; n++) expected.push((expected.at(-1) as number) + r * bound(n));
     expect(starts.length).toBe(expected.length);
-    starts.forEach((start, i) => expect(start).toBeCloseTo(expected[i] as number, -1));
+    for (const [i, start] of starts.entries()) expect(start).toBeCloseTo(expected[i] as number, -1);
     for (let i = 1; i < starts.length; i++) {
       const wait = (starts[i] as number) - (starts[i - 1] as number);
       expect(wait).toBeGreaterThanOrEqual(0);
@@ -122,16 +120,36 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
     }
   });
 
+  it('GetPolicy attempts that hang are cut at the 60 s RPC timeout, and retried until the 600 s total', async () => {
+    const options = fromGaxClientConfig(POLICIES, 'google.iam.v2.Policies', 'GetPolicy');
+    const starts: number[] = [];
+    const call = track(
+      retry(
+        ({ signal }) =>
+          new Promise((_, reject) => {
+            starts.push(Date.now());
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+        { ...options, rng: () => 0, retryable: () => true },
+      ),
+    );
+    await clock.tickAsync(600_000);
+    expect(call.state).toBe('rejected');
+    // Ten attempts of 60 s each (a zero wait still passes through a timer: a millisecond each).
+    expect(starts).toHaveLength(10);
+    for (const [i, start] of starts.entries()) expect(start - i * 60_000).toBeGreaterThanOrEqual(0);
+    for (const [i, start] of starts.entries()) expect(start - i * 60_000).toBeLessThanOrEqual(i);
+  });
+
   it('GetPolicy stops at once, with the error itself, on a code it does not list', async () => {
     const options = fromGaxClientConfig(POLICIES, 'google.iam.v2.Policies', 'GetPolicy');
-    const { attemptTimeoutMs: _growth, ...runnable } = options;
     const denied = grpcError('DEADLINE_EXCEEDED');
     let calls = 0;
     const call = track(
       retry(() => {
         calls++;
         throw denied;
-      }, runnable),
+      }, options),
     );
     await clock.tickAsync(0);
     expect(call.error).toBe(denied);
