@@ -84,7 +84,7 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const rows = scheduleRows(backoff, spec.attempts - 1);
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
-      `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
+      `jitter ${jitterText(backoff.jitter)}, deadline ${Number.isFinite(deadlineMs) ? formatDuration(deadlineMs) : 'none'}` +
       (Number.isFinite(spec.attemptTimeoutMs) // false for undefined too
         ? `, attempt timeout ${formatDuration(spec.attemptTimeoutMs as number)}`
         : ''),
