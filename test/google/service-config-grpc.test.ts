@@ -4,7 +4,7 @@
 import { type ChannelOptions, credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GrpcStatus, RetryError, retry } from '../../src/index.js';
-import { fromGrpcServiceConfig } from '../../src/google/index.js';
+import { fromGrpcServiceConfig, readGrpcServiceConfig } from '../../src/google/index.js';
 import { type EchoRequest, type GrpcLoopback, type LoopbackClient, TEST_SERVICE, startGrpcServer, unary } from '../clients/grpc-service.js';
 import { failureOf } from '../clients/loopback.js';
 
@@ -102,5 +102,23 @@ describe('fromGrpcServiceConfig on a real grpc-js channel', () => {
     server.calls.length = 0;
     await failureOf(underGrpcJs(serviceConfig(5), { code: 'PERMISSION_DENIED' }));
     expect(server.calls).toEqual(['Echo PERMISSION_DENIED']);
+  });
+
+  it('retryThrottling: one bucket for the channel stops the retries as grpc-js stops them', async () => {
+    const config = { ...serviceConfig(5), retryThrottling: { maxTokens: 4, tokenRatio: 0.1 } };
+    // 4 tokens: a failure leaves 3 (> 2, retry), the next 2 (not > 2: no more retries), then 1.
+    const options = readGrpcServiceConfig(config).forMethod({ service: SERVICE, method: 'Echo' });
+    const plain = client({ 'grpc.enable_retries': 0 });
+    const first = await failureOf(retry((ctx) => unary(plain, 'Echo', { code: 'UNAVAILABLE' }, ctx), options));
+    expect(first).toMatchObject({ reason: 'budget', attempts: 2 });
+    const second = await failureOf(retry((ctx) => unary(plain, 'Echo', { code: 'UNAVAILABLE' }, ctx), options));
+    expect(second).toMatchObject({ reason: 'budget', attempts: 1 });
+    expect(server.calls).toHaveLength(3);
+
+    server.calls.length = 0;
+    const channel = client({ 'grpc.service_config': JSON.stringify(config), 'grpc.enable_retries': 1 });
+    await failureOf(unary(channel, 'Echo', { code: 'UNAVAILABLE' }));
+    await failureOf(unary(channel, 'Echo', { code: 'UNAVAILABLE' }));
+    expect(server.calls).toHaveLength(3);
   });
 });

@@ -130,6 +130,67 @@ describe('fromGrpcServiceConfig: a retry in virtual time', () => {
   });
 });
 
+describe('fromGrpcServiceConfig: a hedging policy under retry(), in virtual time', () => {
+  const clock = useVirtualClock();
+  const hedged = fromGrpcServiceConfig(
+    {
+      methodConfig: [
+        { name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'] } },
+      ],
+    },
+    { service: 's.S' },
+  );
+
+  it('sends a copy every hedgingDelay while none has answered; the first answer wins', async () => {
+    const sent: Array<[copy: number, at: number]> = [];
+    const call = track(
+      retry(
+        ({ copy, signal }) =>
+          new Promise<string>((resolve, reject) => {
+            sent.push([copy, Date.now()]);
+            if (copy === 2) setTimeout(() => resolve('second'), 30);
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+        hedged,
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(call.value).toBe('second');
+    expect(sent).toEqual([
+      [1, 0],
+      [2, 100],
+    ]);
+  });
+
+  it('a non-fatal code sends the next copy at once; after maxAttempts copies the call is over', async () => {
+    const sent: number[] = [];
+    const call = track(
+      retry(() => {
+        sent.push(Date.now());
+        throw grpcError('UNAVAILABLE');
+      }, hedged),
+    );
+    await clock.tickAsync(1000);
+    expect(sent).toEqual([0, 0, 0]);
+    expect(call.error).toBeInstanceOf(RetryError);
+    expect(call.error).toMatchObject({ reason: 'attempts', attempts: 1 });
+  });
+
+  it('a fatal code ends the call at once with that error', async () => {
+    const fatal = grpcError('INTERNAL');
+    let sent = 0;
+    const call = track(
+      retry(() => {
+        sent++;
+        throw fatal;
+      }, hedged),
+    );
+    await clock.tickAsync(1000);
+    expect(call.error).toBe(fatal);
+    expect(sent).toBe(1);
+  });
+});
+
 describe('fromGrpcServiceConfig: hedging and throttling', () => {
   it('turns a hedging policy into one attempt of hedged copies', () => {
     const config = {
