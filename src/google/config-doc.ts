@@ -49,6 +49,14 @@ export function readFields(
   return fields;
 }
 
+/**
+ * An object whose keys are the document's own names (interfaces, methods, parameter sets), not
+ * fields: any key goes, in a copy without a prototype so that an inherited name finds nothing.
+ */
+export function readMap(where: string, path: string, value: unknown): Record<string, unknown> {
+  return readFields(where, path, value, isPlainObject(value) ? Object.keys(value) : []);
+}
+
 /** `unknown field "maxAttemps" in methodConfig[0].retryPolicy (did you mean "maxAttempts"?)`. */
 function unknownKey(where: string, path: string, key: string, known: readonly string[]): TypeError {
   const close = suggest(key, known);

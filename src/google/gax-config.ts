@@ -7,7 +7,7 @@ import { grpcCode } from '../classify/predicates.js';
 import { readOptions } from '../core/options.js';
 import type { AttemptTimeoutGrowth, BackoffPolicy, RetryOptions, RetryPredicate } from '../types.js';
 import { mustError } from '../util/check.js';
-import { docError, lookUp, pathOf, readFields, readNumber, readStatusCodes } from './config-doc.js';
+import { docError, lookUp, pathOf, readFields, readMap, readNumber, readStatusCodes } from './config-doc.js';
 
 /**
  * A method's options from a GAPIC client config: frozen, every choice present.
@@ -71,11 +71,11 @@ export function fromGaxClientConfig(config: unknown, interfaceName: string, meth
     throw mustError(`${WHERE}: interfaceName`, 'be a string such as "google.iam.v2.Policies"', interfaceName);
   if (typeof methodName !== 'string') throw mustError(`${WHERE}: methodName`, 'be a string such as "GetPolicy"', methodName);
   const top = readFields(WHERE, '', parsed(config), ['interfaces']);
-  const interfaces = readFields(WHERE, 'interfaces', top.interfaces, Object.keys(top.interfaces ?? {}));
+  const interfaces = readMap(WHERE, 'interfaces', top.interfaces);
   const interfacePath = `interfaces[${JSON.stringify(interfaceName)}]`;
   const service = readFields(WHERE, interfacePath, lookUp(WHERE, 'interfaces', 'interface', interfaceName, interfaces), INTERFACE_KEYS);
   const methodsPath = pathOf(interfacePath, 'methods');
-  const methods = readFields(WHERE, methodsPath, service.methods, Object.keys(service.methods ?? {}));
+  const methods = readMap(WHERE, methodsPath, service.methods);
   const methodPath = `${methodsPath}[${JSON.stringify(methodName)}]`;
   const method = readFields(WHERE, methodPath, lookUp(WHERE, methodsPath, 'method', methodName, methods), METHOD_KEYS);
 
@@ -85,8 +85,8 @@ export function fromGaxClientConfig(config: unknown, interfaceName: string, meth
       : readNumber(WHERE, pathOf(methodPath, 'timeout_millis'), method.timeout_millis, ABOVE_0, 'be a number of milliseconds > 0');
   const codes = method.retry_codes_name === undefined ? [] : readCodes(service, interfacePath, methodPath, method.retry_codes_name);
   if (codes.length === 0) return frozen(sendOnce(timeoutMs), methodPath);
-  const params = readParams(service, interfacePath, methodPath, method.retry_params_name);
-  return frozen({ ...params(timeoutMs), maxAttempts: Number.POSITIVE_INFINITY, retryable: grpcCode(...codes) }, methodPath);
+  const params = readParams(service, interfacePath, methodPath, method.retry_params_name, timeoutMs);
+  return frozen({ ...params, maxAttempts: Number.POSITIVE_INFINITY, retryable: grpcCode(...codes) }, methodPath);
 }
 
 function parsed(config: unknown): unknown {
@@ -108,22 +108,23 @@ function readCodes(service: Record<string, unknown>, interfacePath: string, meth
   const namePath = pathOf(methodPath, 'retry_codes_name');
   if (typeof name !== 'string') throw docError(WHERE, namePath, 'be a string', name);
   const listsPath = pathOf(interfacePath, 'retry_codes');
-  const lists = readFields(WHERE, listsPath, service.retry_codes, Object.keys(service.retry_codes ?? {}));
+  const lists = readMap(WHERE, listsPath, service.retry_codes);
   const list = lookUp(WHERE, listsPath, `retry code list (${namePath})`, name, lists);
   return readStatusCodes(WHERE, `${listsPath}[${JSON.stringify(name)}]`, list);
 }
 
-/** The named retry params, checked, as the options they set given the method's `timeout_millis`. */
+/** The named retry params, checked, as the options they set; `timeoutMs` is the method's `timeout_millis`. */
 function readParams(
   service: Record<string, unknown>,
   interfacePath: string,
   methodPath: string,
   name: unknown,
-): (timeoutMs: number | undefined) => Pick<GaxRetryOptions, 'backoff' | 'deadlineMs' | 'attemptTimeoutMs'> {
+  timeoutMs: number | undefined,
+): Pick<GaxRetryOptions, 'backoff' | 'deadlineMs' | 'attemptTimeoutMs'> {
   const namePath = pathOf(methodPath, 'retry_params_name');
   if (typeof name !== 'string') throw docError(WHERE, namePath, 'be a string (a method with retry codes needs retry params)', name);
   const setsPath = pathOf(interfacePath, 'retry_params');
-  const sets = readFields(WHERE, setsPath, service.retry_params, Object.keys(service.retry_params ?? {}));
+  const sets = readMap(WHERE, setsPath, service.retry_params);
   const path = `${setsPath}[${JSON.stringify(name)}]`;
   const p = readFields(WHERE, path, lookUp(WHERE, setsPath, `retry params (${namePath})`, name, sets), PARAM_KEYS);
   const num = (key: string, ok: (v: number) => boolean, rule: string): number => readNumber(WHERE, pathOf(path, key), p[key], ok, rule);
@@ -136,23 +137,20 @@ function readParams(
   );
   const deadlineMs = num('total_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0 (the method retries until then)');
   const rpcMultiplier = num('rpc_timeout_multiplier', AT_LEAST_1, 'be a number >= 1');
-  const initialRpc = p.initial_rpc_timeout_millis;
-  return (timeoutMs) => {
-    // google-gax takes timeout_millis when the params give no first RPC timeout.
-    const initialMs =
-      initialRpc === undefined && timeoutMs !== undefined
-        ? timeoutMs
-        : num('initial_rpc_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0');
-    const maxRpcMs = num(
-      'max_rpc_timeout_millis',
-      (v) => v >= initialMs,
-      `be a number of milliseconds >= the first RPC timeout (${initialMs})`,
-    );
-    return {
-      backoff: Object.freeze({ initialDelayMs, multiplier, maxDelayMs, jitter: 'full' as const }),
-      deadlineMs,
-      attemptTimeoutMs: Object.freeze({ initialMs, multiplier: rpcMultiplier, maxMs: maxRpcMs }),
-    };
+  // google-gax takes timeout_millis when the params give no first RPC timeout.
+  const initialMs =
+    p.initial_rpc_timeout_millis === undefined && timeoutMs !== undefined
+      ? timeoutMs
+      : num('initial_rpc_timeout_millis', ABOVE_0, 'be a number of milliseconds > 0');
+  const maxRpcMs = num(
+    'max_rpc_timeout_millis',
+    (v) => v >= initialMs,
+    `be a number of milliseconds >= the first RPC timeout (${initialMs})`,
+  );
+  return {
+    backoff: Object.freeze({ initialDelayMs, multiplier, maxDelayMs, jitter: 'full' as const }),
+    deadlineMs,
+    attemptTimeoutMs: Object.freeze({ initialMs, multiplier: rpcMultiplier, maxMs: maxRpcMs }),
   };
 }
 

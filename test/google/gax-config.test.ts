@@ -196,7 +196,31 @@ describe('fromGaxClientConfig: names and errors', () => {
     expect(read(POLICIES, 'google.iam.v2.Policies', 'Frobnicate')).toThrow(/no method "Frobnicate" .*\(known: ListPolicies, GetPolicy,/);
   });
 
+  it('takes timeout_millis as the first RPC timeout when the params give none, as google-gax does', () => {
+    const config = withParams({ initial_rpc_timeout_millis: undefined, max_rpc_timeout_millis: 90_000 });
+    expect(fromGaxClientConfig(config, 'google.iam.v2.Policies', 'GetPolicy').attemptTimeoutMs).toEqual({
+      initialMs: 60_000,
+      multiplier: 1,
+      maxMs: 90_000,
+    });
+  });
+
+  it('sends once a method that names no retry codes', () => {
+    const copy = structuredClone(POLICIES) as { interfaces: Record<string, Interface> };
+    const method = (copy.interfaces['google.iam.v2.Policies'] as Interface).methods.GetPolicy as Record<string, unknown>;
+    delete method.retry_codes_name;
+    expect(fromGaxClientConfig(copy, 'google.iam.v2.Policies', 'GetPolicy')).toMatchObject({ maxAttempts: 1, deadlineMs: 60_000 });
+  });
+
   it('names the path of a bad value in the document', () => {
+    expect(read(withParams({ max_rpc_timeout_millis: 1000 }))).toThrow(
+      /\.max_rpc_timeout_millis must be a number of milliseconds >= the first RPC timeout \(60000\), got 1000/,
+    );
+    const noParams = structuredClone(POLICIES) as { interfaces: Record<string, Interface> };
+    delete ((noParams.interfaces['google.iam.v2.Policies'] as Interface).methods.GetPolicy as Record<string, unknown>).retry_params_name;
+    expect(read(noParams)).toThrow(
+      'fromGaxClientConfig: interfaces["google.iam.v2.Policies"].methods["GetPolicy"].retry_params_name must be a string (a method with retry codes needs retry params), got undefined',
+    );
     expect(read(withParams({ retry_delay_multiplier: 0.5 }))).toThrow(
       'fromGaxClientConfig: interfaces["google.iam.v2.Policies"].retry_params["ce5b960a6ed052e690863808e4f0deff3dc7d49f"].retry_delay_multiplier must be a number >= 1, got 0.5',
     );
