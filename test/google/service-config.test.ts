@@ -176,6 +176,23 @@ describe('fromGrpcServiceConfig: a hedging policy under retry(), in virtual time
     expect(call.error).toMatchObject({ reason: 'attempts', attempts: 1 });
   });
 
+  it('caps the copies at 5, as grpc-js caps a hedging policy', async () => {
+    const seven = fromGrpcServiceConfig(
+      { methodConfig: [{ name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 7, nonFatalStatusCodes: [14] } }] },
+      { service: 's.S' },
+    );
+    let sent = 0;
+    const call = track(
+      retry(() => {
+        sent++;
+        throw grpcError('UNAVAILABLE');
+      }, seven),
+    );
+    await clock.tickAsync(1000);
+    expect(call.state).toBe('rejected');
+    expect(sent).toBe(5);
+  });
+
   it('a fatal code ends the call at once with that error', async () => {
     const fatal = grpcError('INTERNAL');
     let sent = 0;
