@@ -122,7 +122,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 18,943 B with the gate's seam.
     // 19,166 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 19,651 B with issue 24's schedules, the gate and issue 23's invocation id together.
-    limitBytes: 19_700,
+    // With Google's config readers (+~4,500 B: the gRPC service config and GAPIC client config
+    // readers, most of it messages that name a path in the document, and the hedging and budget
+    // they return): 24,256 B.
+    limitBytes: 24_300,
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
@@ -149,7 +152,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 23,729 B with observeFleet() (it names the budget, throttle and hedger types only).
     // 24,449 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 25,148 B with issue 24's schedules, the gate and issue 23's invocation id together.
-    limitBytes: 25_200,
+    // With Google's config readers (+~4,500 B: the gRPC service config and GAPIC client config
+    // readers, most of it messages that name a path in the document, and the hedging and budget
+    // they return): 28,199 B.
+    limitBytes: 28_250,
   },
 ];
 

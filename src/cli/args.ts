@@ -11,6 +11,7 @@ import { scaledJitter } from '../presets/preset.js';
 import { formatDuration } from './duration.js';
 import { type CliCommand, FLAGS, FLAG_TABLE, type FlagName, type FlagSpec, type FlagValues, flagNamed } from './flags.js';
 import { CLI_PRESETS, type CliPreset, type CliPresetName } from './presets.js';
+import type { ServiceConfigScheduleRequest } from './service-config.js';
 import { UsageError } from './usage-error.js';
 
 export { FLAGS } from './flags.js';
@@ -92,7 +93,7 @@ export interface ScheduleRequest {
  * @example
  * const request: CliRequest = readArgs(process.argv.slice(2), tokenize);
  */
-export type CliRequest = HelpRequest | RunRequest | ScheduleRequest;
+export type CliRequest = HelpRequest | RunRequest | ScheduleRequest | ServiceConfigScheduleRequest;
 
 /** Each flag given: its text and the name it was given under (`--attempts` or `--max-attempts`), for messages. */
 type Given = Map<FlagName, { text: string; flag: string }>;
@@ -174,7 +175,27 @@ function readRun(values: FlagValues, given: Given, command: string, args: string
   };
 }
 
-function readSchedule(values: FlagValues, given: Given): ScheduleRequest {
+/** The flags that shape a policy: a service config is the policy, so they cannot go with it. */
+const POLICY_FLAGS: readonly FlagName[] = ['preset', 'initial-delay', 'max-delay', 'jitter', 'attempt-timeout'];
+
+function readSchedule(values: FlagValues, given: Given): ScheduleRequest | ServiceConfigScheduleRequest {
+  const file = values['from-service-config'];
+  const name = values.method;
+  if (file !== undefined || name !== undefined) {
+    if (file === undefined) throw new UsageError('--method needs --from-service-config FILE');
+    if (name === undefined) throw new UsageError('--from-service-config needs --method Service/Method');
+    const clash = POLICY_FLAGS.find((flag) => given.has(flag));
+    if (clash !== undefined) throw new UsageError(`--${clash} does not apply with --from-service-config: the document gives the policy`);
+    const attempts = values['max-attempts'];
+    const deadlineMs = values.deadline;
+    return {
+      kind: 'schedule-service-config',
+      file,
+      ...name,
+      ...(attempts === undefined ? {} : { attempts }),
+      ...(deadlineMs === undefined ? {} : { deadlineMs }),
+    };
+  }
   const { backoff, deadlineMs, attemptTimeoutMs, source } = readPolicy(values, given);
   return { kind: 'schedule', backoff, deadlineMs, attemptTimeoutMs, attempts: values['max-attempts'] ?? DEFAULT_SCHEDULE_ATTEMPTS, source };
 }

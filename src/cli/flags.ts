@@ -44,6 +44,7 @@ export interface FlagSpec<T> {
 
 const BOTH: readonly CliCommand[] = ['run', 'schedule'];
 const RUN: readonly CliCommand[] = ['run'];
+const SCHEDULE: readonly CliCommand[] = ['schedule'];
 const MAX_SCHEDULE_ATTEMPTS = 1000;
 
 const flag = <T>(spec: FlagSpec<T>): FlagSpec<T> => spec;
@@ -97,6 +98,28 @@ function jitter(text: string): Jitter {
   // 400 digits read as Infinity: refuse it here, as parseDuration does for a unit.
   if (!Number.isFinite(additiveMs)) throw new UsageError(`--jitter additive: amount ${describe(amount)} is too large`);
   return { additiveMs };
+}
+
+/** A path, read by main.ts (the one file of the CLI that touches the file system). */
+function filePath(text: string, flag: string): string {
+  if (text === '') throw new UsageError(`${flag} needs a file name, got ""`);
+  return text;
+}
+
+/**
+ * `Service/Method`, the service fully qualified as a gRPC service config names it
+ * (`google.pubsub.v1.Publisher/Publish`); split at the last slash, neither part empty.
+ */
+function methodName(text: string, flag: string): { readonly service: string; readonly method: string } {
+  const slash = text.lastIndexOf('/');
+  const service = text.slice(0, slash);
+  const method = text.slice(slash + 1);
+  if (slash < 0 || service === '' || method === '' || /\s/.test(text)) {
+    throw new UsageError(
+      `${flag} must be Service/Method, the service fully qualified (e.g. google.pubsub.v1.Publisher/Publish), got ${describe(text)}`,
+    );
+  }
+  return { service, method };
 }
 
 /** Exit codes 1–255, comma-separated. 0 is success and is never retried. */
@@ -156,6 +179,18 @@ export const FLAG_TABLE = {
     parse: jitter,
     commands: BOTH,
     help: ['full | none | equal | decorrelated | additive:AMOUNT (default full)'],
+  }),
+  'from-service-config': flag({
+    value: 'FILE',
+    parse: filePath,
+    commands: SCHEDULE,
+    help: ['schedule the retryPolicy of a gRPC service config (JSON) for', '--method; capped at 5 attempts, as gRPC clients cap them'],
+  }),
+  method: flag({
+    value: 'SVC/METHOD',
+    parse: methodName,
+    commands: SCHEDULE,
+    help: ['the method of --from-service-config, the service fully', 'qualified: google.pubsub.v1.Publisher/Publish'],
   }),
   'retry-on': flag({
     value: 'CODES',

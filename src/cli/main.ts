@@ -8,12 +8,14 @@
  * // tenacious schedule --preset iam --max-attempts 8
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { type CliRequest, type RunRequest, type TokenizeArgs, UsageError, readArgs } from './args.js';
 import type { CommandOutcome } from './exit-status.js';
 import { type StartedRun, runWithRetries } from './run.js';
 import { renderSchedule } from './schedule.js';
+import { type ServiceConfigScheduleRequest, serviceConfigSchedule } from './service-config.js';
 import { USAGE } from './usage.js';
 
 /** Exit status for a command line that cannot be carried out (the convention of getopt tools). */
@@ -52,7 +54,29 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(renderSchedule(request));
     return 0;
   }
+  if (request.kind === 'schedule-service-config') return printServiceConfigSchedule(request);
   return runCommand(request);
+}
+
+/** Reads the service config and prints its schedule; a file or document it cannot use is one line on stderr. */
+function printServiceConfigSchedule(request: ServiceConfigScheduleRequest): number {
+  try {
+    let text: string;
+    try {
+      text = readFileSync(request.file, 'utf8');
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new UsageError(
+        `--from-service-config: cannot read ${JSON.stringify(request.file)} (${typeof code === 'string' ? code : String(error)})`,
+      );
+    }
+    process.stdout.write(renderSchedule(serviceConfigSchedule(request, text)));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`tenacious: ${error.message}\n`);
+    return USAGE_STATUS;
+  }
 }
 
 /** Runs the command with retries, passing tenacious's own SIGINT and SIGTERM on to it. */

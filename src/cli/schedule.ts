@@ -91,7 +91,7 @@ export function renderSchedule(spec: ScheduleSpec): string {
   const rows = scheduleRows(backoff, spec.attempts - 1);
   const lines = [
     `${spec.source}: wait ${formatDuration(backoff.initialDelayMs)} x${backoff.multiplier} up to ${formatDuration(backoff.maxDelayMs)}, ` +
-      `jitter ${jitterText(backoff.jitter)}, deadline ${formatDuration(deadlineMs)}` +
+      `jitter ${jitterText(backoff.jitter)}, deadline ${Number.isFinite(deadlineMs) ? formatDuration(deadlineMs) : 'none'}` +
       timeoutText(spec.attemptTimeoutMs),
     'Seconds waited before each retry over the whole jitter range (exact), and in total so far',
     '(the time the attempts themselves take comes on top).',

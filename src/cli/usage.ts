@@ -4,6 +4,7 @@ import { FLAG_TABLE, type FlagSpec } from './flags.js';
 const HEAD = `Usage:
   tenacious [options] -- command [args...]
   tenacious schedule [--preset iam|gcs] [--max-attempts N] [backoff options]
+  tenacious schedule --from-service-config FILE --method Service/Method
   tenacious --help
 
 Runs the command (no shell; its output streams through) and, while it exits with a

@@ -1,6 +1,7 @@
 /**
  * tenacious/google: the Google Cloud presets (`iam()`, `gcs()` and the Cloud Storage operation
- * table), the IAM read-modify-write loop, and Cloud Storage resumable uploads. Imported apart
+ * table), the IAM read-modify-write loop, Cloud Storage resumable uploads, and the readers of
+ * Google's own retry configurations (gRPC service configs, GAPIC client configs). Imported apart
  * from `tenacious`, so an application that does not talk to Google does not bundle them.
  *
  * @example
@@ -36,3 +37,12 @@ export {
 } from '../fetch/gcs-upload.js';
 // The error an upload rejects with, here too so that an upload needs one import.
 export { GcsUploadError, type GcsUploadErrorReason } from '../errors.js';
+export {
+  type GrpcMethodName,
+  type GrpcRetryOptions,
+  type GrpcServiceConfig,
+  type GrpcServiceConfigOptions,
+  fromGrpcServiceConfig,
+  readGrpcServiceConfig,
+} from './service-config.js';
+export { type GaxRetryOptions, fromGaxClientConfig } from './gax-config.js';

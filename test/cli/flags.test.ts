@@ -50,12 +50,15 @@ describe('USAGE', () => {
     const lines = options.split('\n');
     expect(lines.filter((line) => line.startsWith('  -'))).toHaveLength(rows.length);
     for (const line of lines) {
-      if (line.startsWith('  --attempt-timeout DUR')) continue; // too long for the column: two spaces, then the help
+      // Too long for the column: two spaces, then the help.
+      if (line.startsWith('  --attempt-timeout DUR') || line.startsWith('  --from-service-config FILE')) continue;
       expect(line[23], line).not.toBe(' ');
       expect(line.slice(0, 23).endsWith(' '), line).toBe(true);
     }
     expect(options).toContain('  --preset iam|gcs     Google Cloud');
     expect(options).toContain('  --attempt-timeout DUR  send SIGTERM');
+    expect(options).toContain('  --from-service-config FILE  schedule the retryPolicy');
+    expect(options).toContain('  --method SVC/METHOD  the method of --from-service-config');
     expect(options).toContain('  -q, --quiet          do not print');
   });
 });

@@ -1,6 +1,6 @@
 // The built `tenacious` command, run as a child process against real child commands.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -319,5 +319,57 @@ describe('tenacious schedule', () => {
       [11, 64, 64, 64, 383, 389],
     ]);
     expect(lines.at(-1)).toMatch(/\|\s{31}o\|$/);
+  });
+});
+
+describe('tenacious schedule --from-service-config', () => {
+  const CONFIG = {
+    methodConfig: [
+      {
+        name: [{ service: 'google.pubsub.v1.Publisher' }],
+        retryPolicy: {
+          maxAttempts: 5,
+          initialBackoff: '0.1s',
+          maxBackoff: '60s',
+          backoffMultiplier: 1.3,
+          retryableStatusCodes: ['UNAVAILABLE'],
+        },
+      },
+    ],
+  };
+
+  it("prints the waits of the method's retry policy", async () => {
+    const file = fresh('service_config.json');
+    writeFileSync(file, JSON.stringify(CONFIG));
+    const result = await runCli(['schedule', '--from-service-config', file, '--method', 'google.pubsub.v1.Publisher/Publish']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`${file}, google.pubsub.v1.Publisher/Publish: wait 100ms x1.3 up to 60s, jitter full, deadline none`);
+    const rows = lines.filter((line) => /^\s+\d+\s/.test(line)).map((line) => line.trim().split(/\s+/).slice(0, 4).map(Number));
+    expect(rows).toEqual([
+      [1, 0, 0.05, 0.1],
+      [2, 0, 0.065, 0.13],
+      [3, 0, 0.085, 0.169],
+      [4, 0, 0.11, 0.22],
+    ]);
+  });
+
+  it('a file that is not there: one line naming it, status 2', async () => {
+    const missing = fresh('missing.json');
+    const result = await runCli(['schedule', '--from-service-config', missing, '--method', 'a.B/C']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`tenacious: --from-service-config: cannot read ${JSON.stringify(missing)} (ENOENT)\n`);
+  });
+
+  it('a method the document does not cover: one line naming it, status 2', async () => {
+    const file = fresh('service_config.json');
+    writeFileSync(file, JSON.stringify(CONFIG));
+    const result = await runCli(['schedule', '--from-service-config', file, '--method', 'google.pubsub.v1.Subscriber/Pull']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `tenacious: --from-service-config ${file}: no entry, service-wide entry or default for "google.pubsub.v1.Subscriber/Pull" in methodConfig (known: google.pubsub.v1.Publisher)\n`,
+    );
   });
 });

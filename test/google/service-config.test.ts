@@ -1,0 +1,308 @@
+// gRPC service configs read into options: name matching, the A6 policy fields, the cap of 5,
+// hedging, retryThrottling, and errors that name the path in the document.
+import { describe, expect, it } from 'vitest';
+import { GrpcStatus, RetryError, computeDelay, retry } from '../../src/index.js';
+import { fromGrpcServiceConfig, readGrpcServiceConfig } from '../../src/google/index.js';
+import { track, useVirtualClock } from '../helpers/clock.js';
+
+const grpcError = (code: keyof typeof GrpcStatus): Error => Object.assign(new Error(code), { code: GrpcStatus[code] });
+
+const retryPolicy = {
+  maxAttempts: 4,
+  initialBackoff: '0.1s',
+  maxBackoff: '1s',
+  backoffMultiplier: 2,
+  retryableStatusCodes: ['UNAVAILABLE', 8],
+};
+
+const document = {
+  loadBalancingConfig: [{ round_robin: {} }],
+  methodConfig: [
+    { name: [{ service: 'echo.Echo', method: 'Say' }], retryPolicy, timeout: '30s' },
+    { name: [{ service: 'echo.Echo' }], retryPolicy: { ...retryPolicy, maxAttempts: 2 } },
+    { name: [{}], timeout: '5s', waitForReady: true },
+  ],
+  retryThrottling: { maxTokens: 10, tokenRatio: 0.1 },
+};
+
+describe('fromGrpcServiceConfig: which entry applies', () => {
+  it('takes the exact {service, method} first, then the service-wide entry, then the default', () => {
+    const say = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    expect(say).toMatchObject({ maxAttempts: 4, deadlineMs: 30_000 });
+    expect(fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Shout' })).toMatchObject({
+      maxAttempts: 2,
+      deadlineMs: Infinity,
+    });
+    expect(fromGrpcServiceConfig(document, { service: 'echo.Echo' })).toMatchObject({ maxAttempts: 2 });
+    const other = fromGrpcServiceConfig(document, { service: 'other.Other', method: 'Get' });
+    expect(other).toMatchObject({ maxAttempts: 1, deadlineMs: 5000 });
+    expect(other.retryable(grpcError('UNAVAILABLE'))).toBe(false);
+  });
+
+  it('reads JSON text as well as the parsed object, snake_case fields included', () => {
+    const text = JSON.stringify({ method_config: [{ name: [{ service: 's.S' }], retry_policy: { ...retryPolicy, max_attempts: 3 } }] });
+    expect(fromGrpcServiceConfig(text, { service: 's.S', method: 'M' }).maxAttempts).toBe(3);
+  });
+
+  it('refuses a method no entry covers, naming it and the closest name', () => {
+    const noDefault = { methodConfig: document.methodConfig.slice(0, 2) };
+    expect(() => fromGrpcServiceConfig(noDefault, { service: 'echo.Echoo', method: 'Say' })).toThrow(
+      'fromGrpcServiceConfig: no entry, service-wide entry or default for "echo.Echoo/Say" in methodConfig (did you mean "echo.Echo/Say"?)',
+    );
+    expect(() => fromGrpcServiceConfig({}, { service: 'a.B' })).toThrow(/no entry.*"a\.B" in methodConfig \(there are none\)/);
+  });
+});
+
+describe('fromGrpcServiceConfig: the retry policy (gRFC A6)', () => {
+  it('maps the backoff to full jitter between 0 and the capped exponential wait', () => {
+    const { backoff } = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    expect(backoff).toEqual({ initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'full' });
+    const top = [0, 1, 2, 3, 4].map((n) => computeDelay(n, backoff!, () => 1));
+    expect(top).toEqual([100, 200, 400, 800, 1000]);
+    expect(computeDelay(2, backoff!, () => 0)).toBe(0);
+  });
+
+  it('retries exactly the listed codes, by name or number', () => {
+    const { retryable } = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    expect(retryable(grpcError('UNAVAILABLE'))).toBe(true);
+    expect(retryable(grpcError('RESOURCE_EXHAUSTED'))).toBe(true);
+    expect(retryable(grpcError('DEADLINE_EXCEEDED'))).toBe(false);
+    expect(retryable(new Error('no code'))).toBe(false);
+  });
+
+  it('caps maxAttempts at 5 as gRPC clients do, unless maxAttemptsLimit lifts it', () => {
+    const big = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, maxAttempts: 9 } }] };
+    expect(fromGrpcServiceConfig(big, { service: 's.S' }).maxAttempts).toBe(5);
+    expect(fromGrpcServiceConfig(big, { service: 's.S', maxAttemptsLimit: Infinity }).maxAttempts).toBe(9);
+    expect(fromGrpcServiceConfig(big, { service: 's.S', maxAttemptsLimit: 3 }).maxAttempts).toBe(3);
+    expect(() => fromGrpcServiceConfig(big, { service: 's.S', maxAttemptsLimit: 0 })).toThrow(
+      'fromGrpcServiceConfig: options.maxAttemptsLimit must be a safe integer >= 1 or Infinity, got 0',
+    );
+  });
+
+  it('treats a first backoff above the cap as the cap, as A6 min() does', () => {
+    const config = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, initialBackoff: '3s' } }] };
+    expect(fromGrpcServiceConfig(config, { service: 's.S' }).backoff).toMatchObject({ initialDelayMs: 1000, maxDelayMs: 1000 });
+  });
+
+  it('returns frozen options that retry() takes as they are', () => {
+    const options = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    expect(Object.isFrozen(options)).toBe(true);
+    expect(Object.isFrozen(options.backoff)).toBe(true);
+  });
+});
+
+describe('fromGrpcServiceConfig: a retry in virtual time', () => {
+  const clock = useVirtualClock();
+
+  it('makes maxAttempts attempts with waits below the policy bound, then gives up', async () => {
+    const options = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    const starts: number[] = [];
+    const call = track(
+      retry(
+        () => {
+          starts.push(Date.now());
+          throw grpcError('UNAVAILABLE');
+        },
+        { ...options, rng: () => 0.5 },
+      ),
+    );
+    await clock.tickAsync(10_000);
+    expect(call.state).toBe('rejected');
+    expect(call.error).toBeInstanceOf(RetryError);
+    expect(call.error).toMatchObject({ reason: 'attempts', attempts: 4 });
+    expect(starts).toEqual([0, 50, 150, 350]);
+  });
+
+  it('stops at once on a code the policy does not list, with that error', async () => {
+    const options = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
+    let calls = 0;
+    const denied = grpcError('PERMISSION_DENIED');
+    const call = track(
+      retry(() => {
+        calls++;
+        throw denied;
+      }, options),
+    );
+    await clock.tickAsync(0);
+    expect(call.error).toBe(denied);
+    expect(calls).toBe(1);
+  });
+});
+
+describe('fromGrpcServiceConfig: a hedging policy under retry(), in virtual time', () => {
+  const clock = useVirtualClock();
+  const hedged = fromGrpcServiceConfig(
+    {
+      methodConfig: [
+        { name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 3, hedgingDelay: '0.1s', nonFatalStatusCodes: ['UNAVAILABLE'] } },
+      ],
+    },
+    { service: 's.S' },
+  );
+
+  it('sends a copy every hedgingDelay while none has answered; the first answer wins', async () => {
+    const sent: Array<[copy: number, at: number]> = [];
+    const call = track(
+      retry(
+        ({ copy, signal }) =>
+          new Promise<string>((resolve, reject) => {
+            sent.push([copy, Date.now()]);
+            if (copy === 2) setTimeout(() => resolve('second'), 30);
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+        hedged,
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(call.value).toBe('second');
+    expect(sent).toEqual([
+      [1, 0],
+      [2, 100],
+    ]);
+  });
+
+  it('a non-fatal code sends the next copy at once; after maxAttempts copies the call is over', async () => {
+    const sent: number[] = [];
+    const call = track(
+      retry(() => {
+        sent.push(Date.now());
+        throw grpcError('UNAVAILABLE');
+      }, hedged),
+    );
+    await clock.tickAsync(1000);
+    expect(sent).toEqual([0, 0, 0]);
+    expect(call.error).toBeInstanceOf(RetryError);
+    expect(call.error).toMatchObject({ reason: 'attempts', attempts: 1 });
+  });
+
+  it('caps the copies at 5, as grpc-js caps a hedging policy', async () => {
+    const seven = fromGrpcServiceConfig(
+      { methodConfig: [{ name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 7, nonFatalStatusCodes: [14] } }] },
+      { service: 's.S' },
+    );
+    let sent = 0;
+    const call = track(
+      retry(() => {
+        sent++;
+        throw grpcError('UNAVAILABLE');
+      }, seven),
+    );
+    await clock.tickAsync(1000);
+    expect(call.state).toBe('rejected');
+    expect(sent).toBe(5);
+  });
+
+  it('a fatal code ends the call at once with that error', async () => {
+    const fatal = grpcError('INTERNAL');
+    let sent = 0;
+    const call = track(
+      retry(() => {
+        sent++;
+        throw fatal;
+      }, hedged),
+    );
+    await clock.tickAsync(1000);
+    expect(call.error).toBe(fatal);
+    expect(sent).toBe(1);
+  });
+});
+
+describe('fromGrpcServiceConfig: hedging and throttling', () => {
+  it('turns a hedging policy into one attempt of hedged copies', () => {
+    const config = {
+      methodConfig: [
+        { name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 7, hedgingDelay: '0.05s', nonFatalStatusCodes: ['UNAVAILABLE'] } },
+      ],
+    };
+    const options = fromGrpcServiceConfig(config, { service: 's.S' });
+    expect(options.maxAttempts).toBe(1);
+    expect(typeof options.hedge?.run).toBe('function');
+    expect(options.retryable(grpcError('UNAVAILABLE'))).toBe(true);
+    expect(options.retryable(grpcError('INTERNAL'))).toBe(false);
+    const fatalOnly = fromGrpcServiceConfig(
+      { methodConfig: [{ name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 2 } }] },
+      { service: 's.S' },
+    );
+    expect(fatalOnly.retryable(grpcError('UNAVAILABLE'))).toBe(false);
+  });
+
+  it('makes one retry budget per read, shared by every method read from it', () => {
+    const config = readGrpcServiceConfig(document);
+    const say = config.forMethod({ service: 'echo.Echo', method: 'Say' });
+    const shout = config.forMethod({ service: 'echo.Echo', method: 'Shout' });
+    expect(config.budget).toMatchObject({ maxTokens: 10, tokenRatio: 0.1, tokens: 10 });
+    expect(say.budget).toBe(config.budget);
+    expect(shout.budget).toBe(config.budget);
+    expect(readGrpcServiceConfig(document).budget).not.toBe(config.budget);
+    expect(readGrpcServiceConfig({ methodConfig: [] }).budget).toBeUndefined();
+  });
+
+  it("has A6's token bucket: failure -1, success +tokenRatio, retries only above half", () => {
+    const { budget } = readGrpcServiceConfig({ retryThrottling: { maxTokens: 4, tokenRatio: 0.5 } });
+    budget!.record(false);
+    expect(budget!.canRetry()).toBe(true); // 3 > 2
+    budget!.record(false);
+    expect(budget!.canRetry()).toBe(false); // 2 is not above 2
+    budget!.record(true);
+    expect(budget!.tokens).toBe(2.5);
+    expect(budget!.canRetry()).toBe(true);
+  });
+});
+
+describe('fromGrpcServiceConfig: errors name the path and the value', () => {
+  const at = (policy: Record<string, unknown>) => ({ methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: policy }] });
+  const read = (config: unknown) => () => fromGrpcServiceConfig(config, { service: 's.S' });
+
+  it.each([
+    [{ ...retryPolicy, initialBackoff: '100ms' }, 'methodConfig[0].retryPolicy.initialBackoff must be a proto3 JSON duration > 0'],
+    [{ ...retryPolicy, maxBackoff: '0s' }, 'methodConfig[0].retryPolicy.maxBackoff must be a proto3 JSON duration > 0'],
+    [{ ...retryPolicy, maxAttempts: 1 }, 'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got 1'],
+    [
+      { ...retryPolicy, maxAttempts: undefined },
+      'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got undefined',
+    ],
+    [{ ...retryPolicy, backoffMultiplier: 0.5 }, 'methodConfig[0].retryPolicy.backoffMultiplier must be a number >= 1'],
+    [{ ...retryPolicy, retryableStatusCodes: [] }, 'methodConfig[0].retryPolicy.retryableStatusCodes must list at least one status code'],
+    [
+      { ...retryPolicy, retryableStatusCodes: ['UNAVAILABLE', 'UNAVAILBLE'] },
+      'methodConfig[0].retryPolicy.retryableStatusCodes[1] must be a gRPC status code name such as "UNAVAILABLE", got "UNAVAILBLE" (did you mean "UNAVAILABLE"?)',
+    ],
+    [
+      { ...retryPolicy, retryableStatusCodes: [17] },
+      'methodConfig[0].retryPolicy.retryableStatusCodes[0] must be a gRPC status code from 0 to 16, got 17',
+    ],
+    [{ ...retryPolicy, maxAttemps: 3 }, 'unknown field "maxAttemps" in methodConfig[0].retryPolicy (did you mean "maxAttempts"?)'],
+  ])('%j', (policy, message) => {
+    expect(read(at(policy))).toThrow(`fromGrpcServiceConfig: ${message}`);
+  });
+
+  it('names the path for the method config itself, its names, timeout and the throttling', () => {
+    expect(read({ methodConfig: [{ name: [{ service: 's.S' }], timeout: 5 }] })).toThrow(
+      'fromGrpcServiceConfig: methodConfig[0].timeout must be a proto3 JSON duration > 0: seconds with up to 9 decimals and "s", such as "0.1s", got 5',
+    );
+    expect(read({ methodConfig: [{ name: [{ method: 'M' }] }] })).toThrow(
+      'fromGrpcServiceConfig: methodConfig[0].name[0].method must come with a service, got "M"',
+    );
+    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }, { name: [{ service: 's.S' }] }] })).toThrow(
+      'fromGrpcServiceConfig: methodConfig[1].name[0] names "s.S" again (first in methodConfig[0].name[0])',
+    );
+    expect(read({ methodConfig: [{ name: [{ service: 's.S' }], retryPolicy, hedgingPolicy: { maxAttempts: 2 } }] })).toThrow(
+      'methodConfig[0] has both retryPolicy and hedgingPolicy',
+    );
+    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }], retryThrottling: { maxTokens: 0, tokenRatio: 0.1 } })).toThrow(
+      'fromGrpcServiceConfig: retryThrottling.maxTokens must be a number > 0 and <= 1000, got 0',
+    );
+    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }], retryThrotling: {} })).toThrow(
+      'unknown field "retryThrotling" at the top of the document (did you mean "retryThrottling"?)',
+    );
+    expect(read('{ not json')).toThrow(/^fromGrpcServiceConfig: the service config is not JSON/);
+    expect(read([])).toThrow('fromGrpcServiceConfig: the document must be an object, got []');
+  });
+
+  it('refuses a bad method name from the caller', () => {
+    expect(() => fromGrpcServiceConfig(document, { service: '' })).toThrow(
+      'fromGrpcServiceConfig: service must be a fully qualified service name',
+    );
+  });
+});
