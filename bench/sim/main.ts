@@ -12,7 +12,7 @@ import { type OutageConfig, type OutageResult, type OutageVariant, outage } from
 import { runHedging } from './hedging.js';
 import { LOADED, loadedHeadline, loadedTable, runLoaded } from './hedging-load.js';
 import { BUDGET_CASES, budgetTable, runBudgets } from './budgets.js';
-import { type RateLimitConfig, rateLimitTable, runRateLimit } from './rate-limit.js';
+import { type RateLimitConfig, type RateLimitResult, rateLimitTable, runRateLimit } from './rate-limit.js';
 import { writeFleetDocs } from '../../scripts/fleet-docs.js';
 import { seededRandom } from './random.js';
 import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
@@ -125,6 +125,7 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
 
 // --- Scenario: a 429 storm, with and without a Retry-After gate ------------------------------
 
+type RateLimitRow = RateLimitResult & { name: string };
 const RATE_LIMIT: RateLimitConfig = { limitPerSecond: 20, arrivalsPerSecond: 40, arrivalMs: SMALL ? 2000 : 10_000, seed: RANDOM_START };
 
 // --- Report --------------------------------------------------------------------------------
@@ -214,6 +215,7 @@ const fragments: Record<string, string> = {
   'hedging-loaded-50': loadedHeadline(loadedRows, 0.5).replace(/^hedging at /, ''),
   'budget-table': budgetTable(budgetRows),
   'gate-table': rateLimitTable(RATE_LIMIT, rateLimitRows),
+  'gate-fewer': `${fewer((rateLimitRows[1] as RateLimitRow).requests, (rateLimitRows[0] as RateLimitRow).requests)} fewer requests`,
 };
 writeFileSync(docs('fleet-sim.json'), `${JSON.stringify(fragments, null, 2)}\n`);
 if (intoDocs && !SMALL) {

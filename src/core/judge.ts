@@ -72,7 +72,7 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
   const { budget, jitter, schedule, where } = config;
   const hintMs = retryAfterMsOf(error);
   // The server asked for a pause: every call through the gate takes it, this one given up or not.
-  if (transient && hintMs !== undefined) config.gate?.hold(hintMs);
+  if (transient && hintMs !== undefined) schedule?.gate?.hold(hintMs);
   // Only a failure that would be retried may leave maxAttempts untouched.
   if (schedule !== undefined && transient && idempotent) {
     if (uncounted(schedule, where, error, ctx)) (runs as Runs).uncounted++;

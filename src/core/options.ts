@@ -9,7 +9,6 @@ import type {
   CallEvent,
   AttemptThrottle,
   BackoffPolicy,
-  RetryGate,
   GiveUpEvent,
   RetryBudget,
   RetryEvent,
@@ -54,7 +53,6 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly onEvent: ((event: CallEvent) => void) | undefined;
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
-  readonly gate: RetryGate | undefined;
   readonly rng: () => number;
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
@@ -178,9 +176,9 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
-  const { delay, countsAsAttempt } = o;
+  const { delay, countsAsAttempt, gate } = o;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
-  const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated';
+  const scheduled = growth || delay || countsAsAttempt || gate || backoff.jitter === 'decorrelated';
   const config = makeConfig(
     backoff,
     o.maxAttempts ?? Infinity,
@@ -196,12 +194,11 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.onEvent,
     o.budget,
     o.throttle,
-    o.gate,
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
-    scheduled ? { timeout: growth, delay, countsAsAttempt } : undefined,
+    scheduled ? { timeout: growth, delay, countsAsAttempt, gate } : undefined,
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
@@ -227,7 +224,6 @@ function makeConfig(
   onEvent: RetryConfig['onEvent'],
   budget: RetryBudget | undefined,
   throttle: AttemptThrottle | undefined,
-  gate: RetryGate | undefined,
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
@@ -253,7 +249,6 @@ function makeConfig(
     onEvent,
     budget,
     throttle,
-    gate,
     rng,
     unref,
     hedge,
@@ -280,7 +275,6 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   undefined,
   ignoreEvent,
-  undefined,
   undefined,
   undefined,
   undefined,
