@@ -18,10 +18,10 @@ export class CallHost implements AttemptHost {
   constructor(readonly config: RetryConfig) {}
 
   get budget(): RetryBudget | undefined {
-    return this.config.budget;
+    return this.config.fleet?.budget;
   }
   get throttle(): AttemptThrottle | undefined {
-    return this.config.throttle;
+    return this.config.fleet?.throttle;
   }
 
   isTransient(error: unknown, ctx: AttemptContext): boolean {

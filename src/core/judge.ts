@@ -63,16 +63,18 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     if (!idempotent) return ACCEPT;
   }
   // Only transient failures say the server is struggling; the rest count as served.
-  config.throttle?.record(returned !== undefined || !transient);
+  const { fleet } = config;
+  fleet?.throttle?.record(returned !== undefined || !transient);
   if (transient) {
-    config.budget?.record(false);
+    fleet?.budget?.record(false);
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
   const { attempt, elapsedMs, progressAt, runs } = outcome;
-  const { budget, jitter, schedule, where } = config;
+  const { jitter, schedule, where } = config;
+  const budget = fleet?.budget;
   const hintMs = retryAfterMsOf(error);
   // The server asked for a pause: every call through the gate takes it, this one given up or not.
-  if (transient && hintMs !== undefined) schedule?.gate?.hold(hintMs);
+  if (transient && hintMs !== undefined) fleet?.gate?.hold(hintMs);
   // Only a failure that would be retried may leave maxAttempts untouched.
   if (schedule !== undefined && transient && idempotent) {
     if (uncounted(schedule, where, error, ctx)) (runs as Runs).uncounted++;
@@ -126,10 +128,10 @@ export function overrun(attempt: number, atDeadline: boolean, config: RetryConfi
 
 /** Records a success with the budget and the throttle; what either threw, if anything. */
 export function recordSuccess(config: RetryConfig): { readonly error: unknown } | undefined {
-  const { budget, throttle } = config;
+  const fleet = config.fleet;
   try {
-    budget?.record(true);
-    throttle?.record(true);
+    fleet?.budget?.record(true);
+    fleet?.throttle?.record(true);
     return undefined;
   } catch (error) {
     return { error };

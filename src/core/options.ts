@@ -7,10 +7,8 @@ import type {
   AttemptContext,
   AttemptMode,
   CallEvent,
-  AttemptThrottle,
   BackoffPolicy,
   GiveUpEvent,
-  RetryBudget,
   RetryEvent,
   RetryOptions,
   RetryPredicate,
@@ -21,7 +19,7 @@ import type {
 import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
-import { ATTEMPT_TIMEOUT_RULE, type Schedule, readTimeoutGrowth } from './schedule.js';
+import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth } from './schedule.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
@@ -51,8 +49,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
   /** undefined when not given: no event object is made. */
   readonly onEvent: ((event: CallEvent) => void) | undefined;
-  readonly budget: RetryBudget | undefined;
-  readonly throttle: AttemptThrottle | undefined;
+  /** The state shared with other calls (a budget, a throttle, a gate); undefined without any, the common case. */
+  readonly fleet: Fleet | undefined;
   readonly rng: () => number;
   readonly unref: boolean;
   /** How each attempt is made; undefined for one request per attempt. */
@@ -176,9 +174,9 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
-  const { delay, countsAsAttempt, gate } = o;
+  const { delay, countsAsAttempt, budget, throttle, gate } = o;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
-  const scheduled = growth || delay || countsAsAttempt || gate || backoff.jitter === 'decorrelated';
+  const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated';
   const config = makeConfig(
     backoff,
     o.maxAttempts ?? Infinity,
@@ -192,13 +190,12 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.onSuccess as RetryConfig['onSuccess'],
     o.onGiveUp,
     o.onEvent,
-    o.budget,
-    o.throttle,
+    budget || throttle || gate ? { budget, throttle, gate } : undefined,
     o.rng ?? Math.random,
     o.unref ?? false,
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
-    scheduled ? { timeout: growth, delay, countsAsAttempt, gate } : undefined,
+    scheduled ? { timeout: growth, delay, countsAsAttempt } : undefined,
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
@@ -222,8 +219,7 @@ function makeConfig(
   onSuccess: RetryConfig['onSuccess'],
   onGiveUp: RetryConfig['onGiveUp'],
   onEvent: RetryConfig['onEvent'],
-  budget: RetryBudget | undefined,
-  throttle: AttemptThrottle | undefined,
+  fleet: Fleet | undefined,
   rng: () => number,
   unref: boolean,
   hedge: AttemptMode | undefined,
@@ -247,8 +243,7 @@ function makeConfig(
     onSuccess,
     onGiveUp,
     onEvent,
-    budget,
-    throttle,
+    fleet,
     rng,
     unref,
     hedge,
@@ -275,7 +270,6 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   undefined,
   ignoreEvent,
-  undefined,
   undefined,
   undefined,
   undefined,

@@ -131,9 +131,9 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
-    const pause = config.schedule?.gate?.waitMs() ?? 0; // a server asked every call through the gate to pause
+    const pause = config.fleet?.gate?.waitMs() ?? 0; // a server asked every call through the gate to pause
     if (pause > 0) return this.#attemptAt(t, t + pause);
-    const throttle = config.throttle;
+    const throttle = config.fleet?.throttle;
     if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;

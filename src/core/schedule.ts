@@ -1,11 +1,11 @@
 /**
  * The options that reshape a call's schedule beyond its backoff: a growing attempt timeout,
- * the `delay` option, `countsAsAttempt`, a Retry-After `gate`; and a decorrelated jitter, which
- * needs the previous wait. They are read once with the options into one object, absent from a call without them,
+ * the `delay` option, `countsAsAttempt`; and a decorrelated jitter, which needs the previous
+ * wait. Beside them, the state a call shares with others (its `Fleet`). They are read once with the options into one object, absent from a call without them,
  * so that such a call pays one config field and no work per attempt. A call with one keeps its
  * state (the previous wait, the failures not counted) in its `Runs`.
  */
-import type { AttemptContext, AttemptTimeoutGrowth, DelayContext, RetryGate } from '../types.js';
+import type { AttemptContext, AttemptThrottle, AttemptTimeoutGrowth, DelayContext, RetryBudget, RetryGate } from '../types.js';
 import { type FieldRules, answerOf, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
 
 /** What a call's schedule options hold once read; undefined in the config when none was given. */
@@ -16,7 +16,16 @@ export interface Schedule {
   readonly delay: ((ctx: DelayContext) => number | undefined) | undefined;
   /** The `countsAsAttempt` option, asked by judge.ts about each failure to be retried. */
   readonly countsAsAttempt: ((error: unknown, ctx: AttemptContext) => boolean) | undefined;
-  /** The `gate` option: asked by run.ts before each attempt, told each hint by judge.ts. */
+}
+
+/**
+ * What a call shares with other calls, once read: the `budget`, `throttle` and `gate` options,
+ * grouped so that a call with none of them (most calls) pays one config field for the three.
+ */
+export interface Fleet {
+  readonly budget: RetryBudget | undefined;
+  readonly throttle: AttemptThrottle | undefined;
+  /** Asked by run.ts before each attempt, told each hint by judge.ts. */
   readonly gate: RetryGate | undefined;
 }
 
