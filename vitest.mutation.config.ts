@@ -21,6 +21,7 @@ export default defineConfig({
       'test/fuzz/**/*.test.ts',
       'test/cli/**/*.test.ts',
       'test/otel/**/*.test.ts',
+      'test/google/**/*.test.ts',
     ],
     exclude: [
       'test/cli/main.test.ts',

@@ -229,9 +229,10 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
 function rateLimitResetOf(e: Bag, headers: unknown): number | undefined {
   const status = httpStatusOf(e);
   if (status !== 429 && status !== 503) return undefined;
-  const reset =
-    headerValue(headers, 'ratelimit-reset') ?? /(?:^|[,;\s])(?:reset|t)=(\d+)(?![\w.])/.exec(headerValue(headers, 'ratelimit') ?? '')?.[1];
-  return reset !== undefined && /^\s*\d+\s*$/.test(reset) ? Number(reset) * 1000 : undefined;
+  // An absent field reads as "undefined", which holds no number either.
+  const field = `${headerValue(headers, 'ratelimit')}`;
+  const reset = headerValue(headers, 'ratelimit-reset') ?? /(?:^|[,;\s])(?:reset|t)=(\d+)(?![\w.])/.exec(field)?.[1];
+  return /^\s*\d+\s*$/.test(`${reset}`) ? Number(reset) * 1000 : undefined;
 }
 
 function pushbackOf(metadata: unknown): number | undefined {

@@ -46,11 +46,12 @@ export function watchAbort(signal: AbortSignal, watcher: AbortWatcher): void {
  * left to it, and its watcher is free all the same.
  */
 export function unwatchAbort(signal: AbortSignal | undefined, watcher: AbortWatcher): void {
-  const watch = signal === undefined ? undefined : watchOf.get(signal);
+  // A WeakMap holds nothing under undefined: without a signal there is no watch.
+  const watch = watchOf.get(signal as AbortSignal);
   if (watch === undefined || !watch.watchers.delete(watcher) || watch.watchers.size > 0) return;
   watchOf.delete(signal as AbortSignal);
   try {
-    signal?.removeEventListener('abort', watch.listener);
+    (signal as AbortSignal).removeEventListener('abort', watch.listener);
   } catch {
     // Only that signal's own listener list is in doubt; nothing here depends on it.
   }

@@ -167,6 +167,7 @@ describe('retry hints', () => {
     expect(retryAfterMsOf(limited(429, { 'ratelimit-reset': '5' }), now)).toBe(5000);
     expect(retryAfterMsOf(limited(503, { ratelimit: 'limit=100, remaining=0, reset=7' }), now)).toBe(7000);
     expect(retryAfterMsOf(limited(429, { ratelimit: '"default";r=0;t=12' }), now)).toBe(12_000);
+    expect(retryAfterMsOf(limited(429, { ratelimit: 'reset=4, limit=10' }), now)).toBe(4000);
     expect(retryAfterMsOf(withProps({ statusCode: 429, headers: { 'RateLimit-Reset': '2' } }), now)).toBe(2000);
     // Retry-After wins; other statuses' quotas are informational; malformed values are ignored.
     expect(retryAfterMsOf(limited(429, { 'retry-after': '1', 'ratelimit-reset': '9' }), now)).toBe(1000);

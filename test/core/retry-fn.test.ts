@@ -67,6 +67,7 @@ describe('the invocation id', () => {
     await clock.tickAsync(30);
     expect(p.state).toBe('resolved');
     expect(ids).toHaveLength(2);
+    expect(ids[0]).toMatch(UUID);
     expect(ids[1]).toBe(ids[0]);
     await clock.tickAsync(100); // copy 1's own timer
   });

@@ -42,6 +42,21 @@ describe('createRetryAfterGate', () => {
     expect(gate.waitMs()).toBe(0);
   });
 
+  it('keeps the spread of the pause that set its end when another hint ends at the same moment', () => {
+    const gate = createRetryAfterGate({ rng: () => 0.5 });
+    gate.hold(2000);
+    clock.tick(1000);
+    gate.hold(1000); // ends when the pause does: the spread stays the first pause's 2 s
+    expect(gate.waitMs()).toBe(1000 + 0.5 * 2000);
+    clock.tick(1000);
+  });
+
+  it('holds nothing with maxHoldMs 0', () => {
+    const gate = createRetryAfterGate({ maxHoldMs: 0 });
+    gate.hold(5000);
+    expect(gate.waitMs()).toBe(0);
+  });
+
   it('cuts a pause to maxHoldMs', () => {
     const gate = createRetryAfterGate({ maxHoldMs: 30_000, spread: false });
     gate.hold(3_600_000);
@@ -94,6 +109,10 @@ describe('createRetryAfterGate', () => {
     const gate = createRetryAfterGate({ spread: false });
     expect(() => gate.hold(Number.NaN)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0, got NaN'));
     expect(() => gate.hold(-5)).toThrow(RangeError);
+    expect(() => gate.hold('5' as never)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0, got "5"'));
+    expect(() => createRetryAfterGate({ maxHoldMs: '5' } as never)).toThrow(
+      new RangeError('createRetryAfterGate: options.maxHoldMs must be a number >= 0 (Infinity for no cap), got "5"'),
+    );
     expect(gate.waitMs()).toBe(0);
   });
 });

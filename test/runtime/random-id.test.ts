@@ -22,6 +22,15 @@ describe('randomId', () => {
     expect(randomId(undefined)).toMatch(UUID);
   });
 
+  it('works where the runtime has no crypto at all', () => {
+    vi.stubGlobal('crypto', undefined);
+    try {
+      expect(randomId()).toMatch(UUID);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('spends Math.random on every digit, the edges of [0, 1) included', () => {
     fc.assert(
       fc.property(fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 31, maxLength: 31 }), (draws) => {
