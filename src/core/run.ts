@@ -198,15 +198,14 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
   onDue(t: number): void {
     try {
-      if (this.#phase === SLEEPING)
-        this.#attemptAt(t, t); // a timer can fire late
+      if (this.#phase === SLEEPING) this.#attemptAt(t, t);
       else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
     } catch (error) {
       this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
   }
 
-  /** At `t`, the next attempt is due at `startAt` (now, or after a gate's pause); at or past the deadline, it gives up now. */
+  /** At `t`, the next attempt is due at `startAt` (now, or after a gate's pause); at or past the deadline (a timer can fire late), it gives up now. */
   #attemptAt(t: number, startAt: number): void {
     if (startAt - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
@@ -284,7 +283,9 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#last = outcome;
     // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one
     if (this.slot !== NOT_QUEUED) unschedule(this);
-    unwatchAbort(this.#config.signal, this);
+    const { signal } = this.#config;
+    // Stryker disable next-line ConditionalExpression: equivalent: unwatchAbort(undefined) does nothing; most calls have no signal, and skip the call
+    if (signal !== undefined) unwatchAbort(signal, this);
   }
 
   /** The signal of attempt `attempt`, created on first use; asked after the attempt ended, an aborted one. */
