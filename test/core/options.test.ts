@@ -43,6 +43,22 @@ describe('retry() validates its options before anything runs', () => {
       RangeError,
       /options\.attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got NaN/,
     ],
+    // Neither a numeric string nor a cap of 0 gets past its field's own rule.
+    [
+      { attemptTimeoutMs: { initialMs: '5', multiplier: 2, maxMs: 10 } },
+      RangeError,
+      /options\.attemptTimeoutMs\.initialMs must be a finite number > 0, got "5"/,
+    ],
+    [
+      { attemptTimeoutMs: { initialMs: 5, multiplier: 2, maxMs: '10' } },
+      RangeError,
+      /attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got "10"/,
+    ],
+    [
+      { attemptTimeoutMs: { initialMs: 5, multiplier: 2, maxMs: 0 } },
+      RangeError,
+      /attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got 0/,
+    ],
     [{ attemptTimeoutMs: { initialMs: 10, multiplier: 2 } }, RangeError, /options\.attemptTimeoutMs\.maxMs .* got undefined/],
     [
       { attemptTimeoutMs: { initialMs: 10, multiplier: 2, maxMs: 20, max: 30 } },
