@@ -186,15 +186,8 @@ function readSchedule(values: FlagValues, given: Given): ScheduleRequest | Servi
     if (name === undefined) throw new UsageError('--from-service-config needs --method Service/Method');
     const clash = POLICY_FLAGS.find((flag) => given.has(flag));
     if (clash !== undefined) throw new UsageError(`--${clash} does not apply with --from-service-config: the document gives the policy`);
-    const attempts = values['max-attempts'];
-    const deadlineMs = values.deadline;
-    return {
-      kind: 'schedule-service-config',
-      file,
-      ...name,
-      ...(attempts === undefined ? {} : { attempts }),
-      ...(deadlineMs === undefined ? {} : { deadlineMs }),
-    };
+    // Flags not given stay undefined: serviceConfigSchedule takes the document's values for them.
+    return { kind: 'schedule-service-config', file, ...name, attempts: values['max-attempts'], deadlineMs: values.deadline };
   }
   const { backoff, deadlineMs, attemptTimeoutMs, source } = readPolicy(values, given);
   return { kind: 'schedule', backoff, deadlineMs, attemptTimeoutMs, attempts: values['max-attempts'] ?? DEFAULT_SCHEDULE_ATTEMPTS, source };

@@ -108,13 +108,14 @@ function filePath(text: string, flag: string): string {
 
 /**
  * `Service/Method`, the service fully qualified as a gRPC service config names it
- * (`google.pubsub.v1.Publisher/Publish`); split at the last slash, neither part empty.
+ * (`google.pubsub.v1.Publisher/Publish`); split at the last slash, neither part empty (a slash
+ * first leaves no service).
  */
 function methodName(text: string, flag: string): { readonly service: string; readonly method: string } {
   const slash = text.lastIndexOf('/');
   const service = text.slice(0, slash);
   const method = text.slice(slash + 1);
-  if (slash < 0 || service === '' || method === '' || /\s/.test(text)) {
+  if (slash <= 0 || method === '' || /\s/.test(text)) {
     throw new UsageError(
       `${flag} must be Service/Method, the service fully qualified (e.g. google.pubsub.v1.Publisher/Publish), got ${describe(text)}`,
     );

@@ -107,6 +107,7 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
   }
   const decision = decide({ ...facts, chosenMs }, config);
   // The wait a decorrelated jitter draws the next one from: the sleep itself, hint included.
+  // Stryker disable next-line ConditionalExpression: equivalent: a give-up fails the call, and a failed call never runs again (only a succeeded one reopens)
   if (runs !== undefined && decision.action === 'wait') runs.previousDelayMs = decision.delayMs;
   return decision;
 }

@@ -33,8 +33,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the steadyNow() clock
   #controller: AbortController | undefined = undefined;
-  // The last failed attempt's error or Refused value (outcome.ts) while running; once settled, the outcome.
-  #last: unknown = undefined;
+  #last: unknown = undefined; // the last failed attempt's error or Refused value (outcome.ts) while running; once settled, the outcome
   #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
   #reject: ((error: unknown) => void) | undefined = undefined;
   #config: RetryConfig;
@@ -190,7 +189,8 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (`dueAt` tells which). */
   #queueStop(attemptStart: number): void {
-    const config = this.#config; // a call without schedule options reads its fixed timeout, as before
+    const config = this.#config;
+    // Stryker disable next-line ConditionalExpression: equivalent: timeoutOf gives the fixed attemptTimeoutMs without schedule options too; this spares the common call its work
     const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#more?.base ?? 0));
     schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
   }
@@ -239,6 +239,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#last = returned ?? error;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
+    // Stryker disable next-line ConditionalExpression: equivalent: Runs made now (no progress, no uncounted failure, no previous wait) tell judge what none does; it spares a call without schedule options the object
     const runs = config.schedule === undefined ? this.#more : this.runs(); // schedule options keep their state there
     const outcome = { error, returned, known: runs?.host?.known(error), attempt: this.#attempt };
     let judgement: Judgement;

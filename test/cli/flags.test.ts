@@ -62,3 +62,23 @@ describe('USAGE', () => {
     expect(options).toContain('  -q, --quiet          do not print');
   });
 });
+
+describe('flag values', () => {
+  const methodError = (got: string) =>
+    `--method must be Service/Method, the service fully qualified (e.g. google.pubsub.v1.Publisher/Publish), got ${got}`;
+  const withMethod = (name: string) => read(['schedule', '--from-service-config', 'sc.json', '--method', name]);
+
+  it('--method: splits at the last slash; a one-letter service is a service', () => {
+    expect(withMethod('a/b')).toMatchObject({ service: 'a', method: 'b' });
+    expect(withMethod('a.B/c/D')).toMatchObject({ service: 'a.B/c', method: 'D' });
+  });
+
+  it.each([
+    ['/Method', '"/Method"'],
+    ['Service/', '"Service/"'],
+    ['a b/c', '"a b/c"'],
+    ['/', '"/"'],
+  ])('--method refuses %s with its one-line error', (name, shown) => {
+    expect(() => withMethod(name)).toThrow(new UsageError(methodError(shown)));
+  });
+});

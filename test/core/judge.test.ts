@@ -1,8 +1,9 @@
 // judge(): the policies of a call asked once each, in order, and only those the decision needs;
 // their answers handed to the pure decide(). The engine's own tests check that it acts on them.
 import { describe, expect, it, vi } from 'vitest';
-import { judge } from '../../src/core/judge.js';
+import { type Outcome, judge } from '../../src/core/judge.js';
 import { readOptions } from '../../src/core/options.js';
+import { Runs } from '../../src/core/runs.js';
 import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
 
 const ctx: AttemptContext = {
@@ -159,4 +160,53 @@ describe('judge', () => {
     expect(judgement).toEqual({ action: 'give-up', reason: 'not-retryable', error });
     expect(retryable).not.toHaveBeenCalled();
   });
+
+  it('tells no gate when there is none, and still waits as the hint says (a budget alone)', () => {
+    const error = Object.assign(new Error('busy'), { status: 503, response: { status: 503, headers: { 'retry-after': '2' } } });
+    const budget = { record() {}, canRetry: () => true };
+    expect(judged({ budget, backoff: { initialDelayMs: 1, jitter: 'none' } }, error)).toEqual({
+      action: 'wait',
+      delayMs: 2000,
+      source: 'server',
+    });
+  });
+
+  it('gives delay the time left in the current run: the deadline counted from the last progress', () => {
+    const seen: number[] = [];
+    const config = readOptions({ deadlineMs: 1000, delay: (c) => seen.push(c.remainingMs) && 5 });
+    const outcome: Outcome = { ...FAILED, elapsedMs: 700, runs: new Runs(0) };
+    expect(judge(config, ctx, { ...outcome, progressAt: { attempts: 1, elapsedMs: 500 } }, notSettled)).toEqual({
+      action: 'wait',
+      delayMs: 5,
+      source: 'backoff',
+    });
+    expect(judge(config, ctx, { ...outcome, progressAt: undefined }, notSettled)).toMatchObject({ action: 'wait', delayMs: 5 });
+    expect(seen).toEqual([800, 300]);
+  });
+
+  for (const option of ['countsAsAttempt', 'delay'] as const) {
+    it(`asks nothing more once ${option} settled the call (it aborted the caller signal)`, () => {
+      let settled = false;
+      const budget = { record: vi.fn(), canRetry: vi.fn(() => true) };
+      const settle = () => {
+        settled = true;
+        return option === 'delay' ? 5 : false;
+      };
+      const config = readOptions({ budget, backoff: { initialDelayMs: 10, jitter: 'none' }, [option]: settle });
+      const runs = new Runs(0);
+      expect(judge(config, ctx, { ...FAILED, runs }, () => settled)).toEqual({ action: 'settled' });
+      if (option === 'countsAsAttempt') expect(budget.canRetry).not.toHaveBeenCalled();
+      expect(runs.previousDelayMs).toBeUndefined();
+    });
+  }
 });
+
+const FAILED: Outcome = {
+  error: new Error('x'),
+  returned: undefined,
+  known: undefined,
+  attempt: 1,
+  elapsedMs: 0,
+  progressAt: undefined,
+  runs: undefined,
+};

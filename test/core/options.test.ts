@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { retry, type RetryOptions } from '../../src/index.js';
+import { readOptions } from '../../src/core/options.js';
+import { createRetryAfterGate, createRetryBudget, retry, type RetryOptions } from '../../src/index.js';
 
 const call = (options: unknown) => () => retry(async () => 1, options as RetryOptions);
 
@@ -42,6 +43,22 @@ describe('retry() validates its options before anything runs', () => {
       { attemptTimeoutMs: { initialMs: 10, multiplier: 2, maxMs: Number.NaN } },
       RangeError,
       /options\.attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got NaN/,
+    ],
+    // Neither a numeric string nor a cap of 0 gets past its field's own rule.
+    [
+      { attemptTimeoutMs: { initialMs: '5', multiplier: 2, maxMs: 10 } },
+      RangeError,
+      /options\.attemptTimeoutMs\.initialMs must be a finite number > 0, got "5"/,
+    ],
+    [
+      { attemptTimeoutMs: { initialMs: 5, multiplier: 2, maxMs: '10' } },
+      RangeError,
+      /attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got "10"/,
+    ],
+    [
+      { attemptTimeoutMs: { initialMs: 5, multiplier: 2, maxMs: 0 } },
+      RangeError,
+      /attemptTimeoutMs\.maxMs must be a number >= initialMs \(Infinity for no cap\), got 0/,
     ],
     [{ attemptTimeoutMs: { initialMs: 10, multiplier: 2 } }, RangeError, /options\.attemptTimeoutMs\.maxMs .* got undefined/],
     [
@@ -130,6 +147,29 @@ describe('retry() validates its options before anything runs', () => {
       await expect(retry(async () => 'ok', box.options)).resolves.toBe('ok');
     }
     expect([first.reads, second.reads, open.reads]).toEqual([1, 1, 2]);
+  });
+});
+
+// RetryConfig's documented shape: what a call does not use, it does not carry.
+describe('readOptions', () => {
+  it('leaves schedule and fleet undefined without any of their options, and records each option given', () => {
+    expect(readOptions({ maxAttempts: 3, attemptTimeoutMs: 50 })).toMatchObject({
+      attemptTimeoutMs: 50,
+      schedule: undefined,
+      fleet: undefined,
+    });
+    const delay = () => 1;
+    expect(readOptions({ delay }).schedule).toEqual({ timeout: undefined, delay, countsAsAttempt: undefined });
+    expect(readOptions({ backoff: { jitter: 'decorrelated' } }).schedule).toBeDefined();
+    const gate = createRetryAfterGate();
+    expect(readOptions({ gate }).fleet).toEqual({ budget: undefined, throttle: undefined, gate });
+    const budget = createRetryBudget();
+    expect(readOptions({ budget }).fleet).toEqual({ budget, throttle: undefined, gate: undefined });
+  });
+
+  it('keeps a growing timeout in schedule, attemptTimeoutMs then Infinity (no fixed limit)', () => {
+    const timeout = { initialMs: 10, multiplier: 2, maxMs: 40 };
+    expect(readOptions({ attemptTimeoutMs: timeout })).toMatchObject({ attemptTimeoutMs: Infinity, schedule: { timeout } });
   });
 });
 

@@ -187,6 +187,7 @@ describe('a growing attempt timeout ({ initialMs, multiplier, maxMs })', () => {
 
   it('with maxMs Infinity grows without a cap of its own, and counts afresh from progress', async () => {
     const starts: number[] = [];
+    const errors: unknown[] = [];
     const p = track(
       retry(
         (ctx) => {
@@ -194,13 +195,26 @@ describe('a growing attempt timeout ({ initialMs, multiplier, maxMs })', () => {
           if (ctx.attempt === 3) ctx.progress();
           return hang();
         },
-        { attemptTimeoutMs: { initialMs: 100, multiplier: 3, maxMs: Infinity }, maxAttempts: 3, backoff: constant(10) },
+        {
+          attemptTimeoutMs: { initialMs: 100, multiplier: 3, maxMs: Infinity },
+          maxAttempts: 3,
+          backoff: constant(10),
+          onRetry: ({ error }) => errors.push(error),
+        },
       ),
     );
     await clock.tickAsync(10_000);
     // 100, 300, then progress in attempt 3: it is the run's first (100), then 300, 900, and the
     // run's three attempts are made.
     expect(starts).toEqual([0, 110, 420, 530, 840]);
+    // Each TimeoutError names the limit its attempt had: the run's, after progress.
+    expect(errors.map((e) => (e as Error).message)).toEqual([
+      'attempt 1 timed out after 100 ms',
+      'attempt 2 timed out after 300 ms',
+      'attempt 3 timed out after 100 ms',
+      'attempt 4 timed out after 300 ms',
+    ]);
+    expect(((p.error as RetryError).cause as Error).message).toBe('attempt 5 timed out after 900 ms');
     expect((p.error as RetryError).reason).toBe('attempts');
     expect((p.error as RetryError).elapsedMs).toBe(1740);
   });

@@ -270,6 +270,14 @@ describe('the delay option: picks each wait', () => {
     expect(w.gaveUp[0]?.reason).toBe('not-retryable');
   });
 
+  it('takes a return of 0 as the wait: the next attempt at once', async () => {
+    const w = watch();
+    const p = track(retry(script(httpError(503)).fn, { delay: () => 0, backoff: constant(100), ...w.hooks }));
+    await clock.tickAsync(0);
+    expect(p.value).toBe('ok');
+    expect(w.waits).toEqual([[0, 'backoff']]);
+  });
+
   it('refuses a promise (an async delay) the same way, and surfaces what it throws', async () => {
     const bug = new Error('bug in delay');
     const asynchronous = track(retry(() => Promise.reject(httpError(503)), { delay: (async () => 10) as unknown as () => number }));
