@@ -284,9 +284,8 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#last = outcome;
     // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one
     if (this.slot !== NOT_QUEUED) unschedule(this);
-    const { signal } = this.#config;
     // Stryker disable next-line ConditionalExpression: equivalent: unwatchAbort(undefined) does nothing; most calls have no signal, and skip the call
-    if (signal !== undefined) unwatchAbort(signal, this);
+    if (this.#config.signal !== undefined) unwatchAbort(this.#config.signal, this);
   }
 
   /** The signal of attempt `attempt`, created on first use; asked after the attempt ended, an aborted one. */
