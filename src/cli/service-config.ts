@@ -39,6 +39,7 @@ export function serviceConfigSchedule(request: ServiceConfigScheduleRequest, tex
   try {
     options = fromGrpcServiceConfig(text, { service, method });
   } catch (error) {
+    // Stryker disable next-line Regex: equivalent: every message the reader throws starts with "fromGrpcServiceConfig: ", so its first match is at 0 with or without ^
     throw new UsageError(`--from-service-config ${file}: ${(error as Error).message.replace(/^fromGrpcServiceConfig: /, '')}`);
   }
   const { backoff, attemptTimeoutMs } = options;

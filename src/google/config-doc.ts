@@ -54,7 +54,8 @@ export function readFields(
  * fields: any key goes, in a copy without a prototype so that an inherited name finds nothing.
  */
 export function readMap(where: string, path: string, value: unknown): Record<string, unknown> {
-  return readFields(where, path, value, isPlainObject(value) ? Object.keys(value) : []);
+  // Object(value): a value that is no object is refused by readFields before its keys are read.
+  return readFields(where, path, value, Object.keys(Object(value)));
 }
 
 /** `unknown field "maxAttemps" in methodConfig[0].retryPolicy (did you mean "maxAttempts"?)`. */
@@ -103,7 +104,7 @@ export function readStatusCodes(where: string, path: string, value: unknown): nu
 
 /** A finite number at `path` that passes `ok`, else an error with `rule` (a RangeError for a number out of range). */
 export function readNumber(where: string, path: string, value: unknown, ok: (n: number) => boolean, rule: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value))
-    throw docError(where, path, rule, value, typeof value === 'number');
-  return value;
+  // Number.isFinite is false for anything that is not a number.
+  if (!Number.isFinite(value) || !ok(value as number)) throw docError(where, path, rule, value, typeof value === 'number');
+  return value as number;
 }

@@ -115,6 +115,6 @@ function readHedgingPolicy(where: string, path: string, raw: unknown, limit: num
   return {
     maxAttempts: 1,
     hedge: hedging({ delayMs, maxCopies }),
-    retryable: codes.length === 0 ? NEVER : grpcCode(...codes),
+    retryable: grpcCode(...codes), // of no codes: true for no error, as NEVER
   };
 }

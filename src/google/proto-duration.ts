@@ -39,9 +39,9 @@ export function readProtoDuration(text: unknown): ProtoDuration | undefined {
   if (typeof text !== 'string') return undefined;
   const match = DURATION.exec(text);
   if (match === null) return undefined;
-  const [, whole = '', fraction] = match;
+  const [, whole, fraction] = match; // (\d*) always matches: whole is '' without digits
   if (whole === '' && fraction === undefined) return undefined; // a bare "s" or ".s"
-  const seconds = whole === '' ? 0 : Number(whole);
+  const seconds = Number(whole); // Number('') is 0
   if (seconds > MAX_SECONDS) return undefined;
   return { seconds, nanos: fraction === undefined ? 0 : Number(fraction.padEnd(9, '0')) };
 }

@@ -126,7 +126,7 @@ export function readGrpcServiceConfig(config: unknown, options: GrpcServiceConfi
  */
 export function fromGrpcServiceConfig(config: unknown, target: GrpcMethodName & GrpcServiceConfigOptions): GrpcRetryOptions {
   const { service, method, maxAttemptsLimit } = target ?? {};
-  return readGrpcServiceConfig(config, maxAttemptsLimit === undefined ? {} : { maxAttemptsLimit }).forMethod({
+  return readGrpcServiceConfig(config, { maxAttemptsLimit }).forMethod({
     service,
     method,
   } as GrpcMethodName);
@@ -200,7 +200,8 @@ function readMethodConfigs(raw: unknown, limit: number, budget: RetryTokenBudget
 
 /** `service/method`, `service`, or the default; a method without a service is refused, as grpc-js does. */
 function nameKey(path: string, raw: unknown): string {
-  const { service = '', method = '' } = readFields(WHERE, path, raw, NAME_KEYS, true);
+  // No snake_case reading: 'service' and 'method' are spelled alike in both.
+  const { service = '', method = '' } = readFields(WHERE, path, raw, NAME_KEYS);
   if (typeof service !== 'string') throw docError(WHERE, pathOf(path, 'service'), 'be a string', service);
   if (typeof method !== 'string') throw docError(WHERE, pathOf(path, 'method'), 'be a string', method);
   if (service === '' && method !== '') throw docError(WHERE, pathOf(path, 'method'), 'come with a service', method);

@@ -31,6 +31,7 @@ const PUBLISHER = JSON.stringify({
       },
     },
     { name: [{ service: 'google.pubsub.v1.Publisher', method: 'ListTopics' }], hedgingPolicy: { maxAttempts: 3 } },
+    { name: [{ service: 'google.pubsub.v1.Publisher', method: 'GetTopic' }], timeout: '5s' },
   ],
 });
 const request = (method: string, extra: Partial<ServiceConfigScheduleRequest> = {}): ServiceConfigScheduleRequest => ({
@@ -84,6 +85,7 @@ describe('serviceConfigSchedule', () => {
       attempts: 5,
       source: 'sc.json, google.pubsub.v1.Publisher/Publish',
     });
+    expect(Object.keys(spec)).not.toContain('attemptTimeoutMs');
     const lines = renderSchedule(spec).trimEnd().split('\n');
     expect(lines[0]).toBe('sc.json, google.pubsub.v1.Publisher/Publish: wait 100ms x3 up to 1s, jitter full, deadline 60s');
     const rows = lines.filter((line) => /^\s+\d+\s/.test(line)).map((line) => line.trim().split(/\s+/).slice(0, 4).map(Number));
@@ -94,6 +96,12 @@ describe('serviceConfigSchedule', () => {
       [3, 0, 0.45, 0.9],
       [4, 0, 0.5, 1],
     ]);
+  });
+
+  it("takes the policy's perAttemptRecvTimeout as each attempt's timeout", () => {
+    const config = JSON.parse(PUBLISHER);
+    config.methodConfig[0].retryPolicy.perAttemptRecvTimeout = '2s';
+    expect(serviceConfigSchedule(request('Publish'), JSON.stringify(config)).attemptTimeoutMs).toBe(2000);
   });
 
   it('takes --max-attempts and --deadline over the document', () => {
@@ -115,6 +123,9 @@ describe('serviceConfigSchedule', () => {
     );
     expect(message(() => serviceConfigSchedule(request('ListTopics'), PUBLISHER))).toBe(
       '--from-service-config sc.json: google.pubsub.v1.Publisher/ListTopics has a hedgingPolicy, not a retryPolicy: no waits to print',
+    );
+    expect(message(() => serviceConfigSchedule(request('GetTopic'), PUBLISHER))).toBe(
+      '--from-service-config sc.json: google.pubsub.v1.Publisher/GetTopic has no retryPolicy: no waits to print',
     );
     expect(message(() => serviceConfigSchedule(request('Publish'), '{'))).toMatch(
       /^--from-service-config sc\.json: the service config is not JSON/,

@@ -12,6 +12,7 @@ describe('readProtoDuration', () => {
     ['1.000340012s', { seconds: 1, nanos: 340_012 }, 1000.340012],
     ['30s', { seconds: 30, nanos: 0 }, 30_000],
     ['0s', { seconds: 0, nanos: 0 }, 0],
+    [`${MAX_SECONDS}s`, { seconds: MAX_SECONDS, nanos: 0 }, MAX_SECONDS * 1000],
     ['2.s', undefined, undefined],
   ])('%s', (text, expected, ms) => {
     const read = readProtoDuration(text);
@@ -57,5 +58,18 @@ describe('readProtoDuration', () => {
         expect(readProtoDuration(text) !== undefined).toBe(valid);
       }),
     );
+  });
+});
+
+describe('formatProtoDuration', () => {
+  it.each([
+    [{ seconds: 30, nanos: 0 }, '30s'],
+    [{ seconds: 1, nanos: 500_000_000 }, '1.500s'],
+    [{ seconds: 0, nanos: 1_000_000 }, '0.001s'],
+    [{ seconds: 2, nanos: 340_000 }, '2.000340s'],
+    [{ seconds: 1, nanos: 340_012 }, '1.000340012s'],
+    [{ seconds: 0, nanos: 1 }, '0.000000001s'],
+  ])('%j is %s', (duration, text) => {
+    expect(formatProtoDuration(duration)).toBe(text);
   });
 });

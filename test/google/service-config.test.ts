@@ -1,5 +1,5 @@
 // gRPC service configs read into options: name matching, the A6 policy fields, the cap of 5,
-// hedging, retryThrottling, and errors that name the path in the document.
+// hedging and retryThrottling (errors: service-config-errors.test.ts).
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, RetryError, computeDelay, retry } from '../../src/index.js';
 import { fromGrpcServiceConfig, readGrpcServiceConfig } from '../../src/google/index.js';
@@ -247,62 +247,5 @@ describe('fromGrpcServiceConfig: hedging and throttling', () => {
     budget!.record(true);
     expect(budget!.tokens).toBe(2.5);
     expect(budget!.canRetry()).toBe(true);
-  });
-});
-
-describe('fromGrpcServiceConfig: errors name the path and the value', () => {
-  const at = (policy: Record<string, unknown>) => ({ methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: policy }] });
-  const read = (config: unknown) => () => fromGrpcServiceConfig(config, { service: 's.S' });
-
-  it.each([
-    [{ ...retryPolicy, initialBackoff: '100ms' }, 'methodConfig[0].retryPolicy.initialBackoff must be a proto3 JSON duration > 0'],
-    [{ ...retryPolicy, maxBackoff: '0s' }, 'methodConfig[0].retryPolicy.maxBackoff must be a proto3 JSON duration > 0'],
-    [{ ...retryPolicy, maxAttempts: 1 }, 'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got 1'],
-    [
-      { ...retryPolicy, maxAttempts: undefined },
-      'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got undefined',
-    ],
-    [{ ...retryPolicy, backoffMultiplier: 0.5 }, 'methodConfig[0].retryPolicy.backoffMultiplier must be a number >= 1'],
-    [{ ...retryPolicy, retryableStatusCodes: [] }, 'methodConfig[0].retryPolicy.retryableStatusCodes must list at least one status code'],
-    [
-      { ...retryPolicy, retryableStatusCodes: ['UNAVAILABLE', 'UNAVAILBLE'] },
-      'methodConfig[0].retryPolicy.retryableStatusCodes[1] must be a gRPC status code name such as "UNAVAILABLE", got "UNAVAILBLE" (did you mean "UNAVAILABLE"?)',
-    ],
-    [
-      { ...retryPolicy, retryableStatusCodes: [17] },
-      'methodConfig[0].retryPolicy.retryableStatusCodes[0] must be a gRPC status code from 0 to 16, got 17',
-    ],
-    [{ ...retryPolicy, maxAttemps: 3 }, 'unknown field "maxAttemps" in methodConfig[0].retryPolicy (did you mean "maxAttempts"?)'],
-  ])('%j', (policy, message) => {
-    expect(read(at(policy))).toThrow(`fromGrpcServiceConfig: ${message}`);
-  });
-
-  it('names the path for the method config itself, its names, timeout and the throttling', () => {
-    expect(read({ methodConfig: [{ name: [{ service: 's.S' }], timeout: 5 }] })).toThrow(
-      'fromGrpcServiceConfig: methodConfig[0].timeout must be a proto3 JSON duration > 0: seconds with up to 9 decimals and "s", such as "0.1s", got 5',
-    );
-    expect(read({ methodConfig: [{ name: [{ method: 'M' }] }] })).toThrow(
-      'fromGrpcServiceConfig: methodConfig[0].name[0].method must come with a service, got "M"',
-    );
-    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }, { name: [{ service: 's.S' }] }] })).toThrow(
-      'fromGrpcServiceConfig: methodConfig[1].name[0] names "s.S" again (first in methodConfig[0].name[0])',
-    );
-    expect(read({ methodConfig: [{ name: [{ service: 's.S' }], retryPolicy, hedgingPolicy: { maxAttempts: 2 } }] })).toThrow(
-      'methodConfig[0] has both retryPolicy and hedgingPolicy',
-    );
-    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }], retryThrottling: { maxTokens: 0, tokenRatio: 0.1 } })).toThrow(
-      'fromGrpcServiceConfig: retryThrottling.maxTokens must be a number > 0 and <= 1000, got 0',
-    );
-    expect(read({ methodConfig: [{ name: [{ service: 's.S' }] }], retryThrotling: {} })).toThrow(
-      'unknown field "retryThrotling" at the top of the document (did you mean "retryThrottling"?)',
-    );
-    expect(read('{ not json')).toThrow(/^fromGrpcServiceConfig: the service config is not JSON/);
-    expect(read([])).toThrow('fromGrpcServiceConfig: the document must be an object, got []');
-  });
-
-  it('refuses a bad method name from the caller', () => {
-    expect(() => fromGrpcServiceConfig(document, { service: '' })).toThrow(
-      'fromGrpcServiceConfig: service must be a fully qualified service name',
-    );
   });
 });
