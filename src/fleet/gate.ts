@@ -79,8 +79,9 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
       return spread ? left + drawFrom(rng, 'createRetryAfterGate: options.rng') * pauseMs : left;
     },
     hold(ms: number): void {
-      // NaN would never end a pause; a negative one is no pause. Either is a bug worth naming.
-      if (!(typeof ms === 'number' && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a number >= 0', ms, true);
+      // NaN or Infinity would never end a pause (and spread it by NaN); a negative one is no
+      // pause. Each is a bug worth naming: a server's hint is always a finite number.
+      if (!(Number.isFinite(ms) && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a finite number >= 0', ms, true);
       const pause = Math.min(ms, maxHoldMs);
       const until = steadyNow() + pause;
       if (until <= openAt) return;

@@ -107,9 +107,12 @@ describe('createRetryAfterGate', () => {
       new TypeError('createRetryAfterGate: options.rng must be a function, got 0.5'),
     );
     const gate = createRetryAfterGate({ spread: false });
-    expect(() => gate.hold(Number.NaN)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0, got NaN'));
+    expect(() => gate.hold(Number.NaN)).toThrow(new RangeError('gate.hold(ms): ms must be a finite number >= 0, got NaN'));
+    expect(() => gate.hold(Number.POSITIVE_INFINITY)).toThrow(
+      new RangeError('gate.hold(ms): ms must be a finite number >= 0, got Infinity'),
+    );
     expect(() => gate.hold(-5)).toThrow(RangeError);
-    expect(() => gate.hold('5' as never)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0, got "5"'));
+    expect(() => gate.hold('5' as never)).toThrow(new RangeError('gate.hold(ms): ms must be a finite number >= 0, got "5"'));
     expect(() => createRetryAfterGate({ maxHoldMs: '5' } as never)).toThrow(
       new RangeError('createRetryAfterGate: options.maxHoldMs must be a number >= 0 (Infinity for no cap), got "5"'),
     );
