@@ -2,16 +2,7 @@
 // value, unknown keys with the closest known one, status codes and numbers.
 import { describe, expect, it } from 'vitest';
 import { docError, lookUp, pathOf, readFields, readMap, readNumber, readStatusCodes } from '../../src/google/config-doc.js';
-
-/** The error `fn` throws, for its class and exact message. */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('did not throw');
-}
+import { thrown } from '../helpers/thrown.js';
 
 describe('pathOf', () => {
   it('joins with a point, indexes with brackets, and has no point at the root', () => {

@@ -2,6 +2,7 @@
 // exact message (path and value), and the fields a method or its params may leave out.
 import { describe, expect, it } from 'vitest';
 import { fromGaxClientConfig } from '../../src/google/index.js';
+import { thrown } from '../helpers/thrown.js';
 
 const PARAMS = {
   initial_retry_delay_millis: 100,
@@ -25,16 +26,6 @@ const read = (method?: Record<string, unknown>, params?: Record<string, unknown>
   fromGaxClientConfig(config(method, params), 's.S', 'M');
 const AT_METHOD = 'fromGaxClientConfig: interfaces["s.S"].methods["M"]';
 const AT_PARAMS = 'fromGaxClientConfig: interfaces["s.S"].retry_params["p"]';
-
-/** The error `fn` throws. */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('did not throw');
-}
 
 describe('fromGaxClientConfig: the retry params at their bounds', () => {
   it('takes a first delay of 0 and a delay cap equal to the first delay', () => {

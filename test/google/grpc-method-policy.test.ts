@@ -2,19 +2,10 @@
 // the optional fields of a retryPolicy and a hedgingPolicy.
 import { describe, expect, it } from 'vitest';
 import { methodPolicy, readDurationMs } from '../../src/google/grpc-method-policy.js';
+import { thrown } from '../helpers/thrown.js';
 
 const DURATION_RULE = 'seconds with up to 9 decimals and "s", such as "0.1s"';
 const retryPolicy = { maxAttempts: 3, initialBackoff: '0.1s', maxBackoff: '1s', backoffMultiplier: 2, retryableStatusCodes: [14] };
-
-/** The error `fn` throws. */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('did not throw');
-}
 
 describe('readDurationMs', () => {
   it('takes "0s" where zero is allowed, and refuses it where the duration must be positive', () => {

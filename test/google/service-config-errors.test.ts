@@ -2,6 +2,7 @@
 // bounds of each rule; the caller's method name and options are checked too.
 import { describe, expect, it } from 'vitest';
 import { fromGrpcServiceConfig, readGrpcServiceConfig } from '../../src/google/index.js';
+import { thrown } from '../helpers/thrown.js';
 
 const retryPolicy = {
   maxAttempts: 4,
@@ -12,16 +13,6 @@ const retryPolicy = {
 };
 
 const document = { methodConfig: [{ name: [{ service: 'echo.Echo' }], retryPolicy }] };
-
-/** The error `fn` throws. */
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('did not throw');
-}
 
 describe('fromGrpcServiceConfig: errors name the path and the value', () => {
   const at = (policy: Record<string, unknown>) => ({ methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: policy }] });

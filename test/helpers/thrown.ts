@@ -1,0 +1,11 @@
+// The error a function throws, for tests that assert its class and exact message together.
+
+/** What `fn` throws; fails the test when it returns instead. */
+export function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('did not throw');
+}
