@@ -9,7 +9,7 @@ import { describe } from '../util/check.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, DEFAULT_DEADLINE_MS } from '../index.js';
 import { scaledJitter } from '../presets/preset.js';
 import { formatDuration } from './duration.js';
-import { type CliCommand, FLAGS, FLAG_TABLE, type FlagName, type FlagSpec, type FlagValues, flagNamed } from './flags.js';
+import { type CliCommand, FLAGS, FLAG_TABLE, type FlagName, type FlagSpec, type FlagValues, flagNamed, unknownFlag } from './flags.js';
 import { CLI_PRESETS, type CliPreset, type CliPresetName } from './presets.js';
 import type { ServiceConfigScheduleRequest } from './service-config.js';
 import { UsageError } from './usage-error.js';
@@ -122,7 +122,7 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     const name = flagNamed(token.name);
-    if (name === undefined) throw new UsageError(`unknown option ${token.rawName}`);
+    if (name === undefined) throw new UsageError(unknownFlag(token.rawName));
     if (name === 'help') return { kind: 'help' };
     const takesValue = (FLAG_TABLE[name] as FlagSpec<unknown>).value !== undefined;
     if (takesValue && token.value === undefined) throw new UsageError(`${token.rawName} needs a value`);

@@ -5,6 +5,7 @@
  * are all read from it, so a flag is added in one place. Pure.
  */
 import { describe } from '../util/check.js';
+import { suggest } from '../util/suggest.js';
 import type { Jitter } from '../index.js';
 import { parseDuration } from './duration.js';
 import { CLI_PRESETS, type CliPresetName } from './presets.js';
@@ -245,4 +246,16 @@ export function flagNamed(name: string): FlagName | undefined {
   if (Object.hasOwn(FLAG_TABLE, name)) return name as FlagName;
   const entries = Object.entries(FLAG_TABLE as Readonly<Record<string, FlagSpec<unknown>>>);
   return entries.find(([, spec]) => spec.aliases?.includes(name))?.[0] as FlagName | undefined;
+}
+
+/**
+ * The complaint about an option the table does not know, as typed (`rawName`: `--jiter`,
+ * `-z`), with the closest flag when one is close enough to be the one meant.
+ *
+ * @example
+ * unknownFlag('--jiter'); // 'unknown option --jiter (did you mean --jitter?)'
+ */
+export function unknownFlag(rawName: string): string {
+  const near = rawName.startsWith('--') ? suggest(rawName.slice(2), Object.keys(FLAG_TABLE)) : undefined;
+  return `unknown option ${rawName}${near === undefined ? '' : ` (did you mean --${near}?)`}`;
 }

@@ -43,7 +43,8 @@ async function main(argv: string[]): Promise<number> {
     request = readArgs(argv, tokenize);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`tenacious: ${error.message}\n\n${USAGE}`);
+    // The problem, and where the usage is: the whole usage would bury the one line that matters.
+    process.stderr.write(`tenacious: ${error.message}\nsee tenacious --help\n`);
     return USAGE_STATUS;
   }
   if (request.kind === 'help') {

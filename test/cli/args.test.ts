@@ -196,6 +196,8 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [['--preset', 'aws', '--', 'x'], '--preset must be iam or gcs, got "aws"'],
     [['--nope', '--', 'x'], 'unknown option --nope'],
     [['-z', '--', 'x'], 'unknown option -z'],
+    [['--jiter', 'full', '--', 'x'], 'unknown option --jiter (did you mean --jitter?)'],
+    [['--Max-Attempts', '3', '--', 'x'], 'unknown option --Max-Attempts (did you mean --max-attempts?)'],
     [['--deadline'], '--deadline needs a value'],
     [['--quiet=yes', '--', 'x'], '--quiet takes no value, got "yes"'],
     [[], 'missing the command to run'],
@@ -226,6 +228,12 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [['--max-attempts', '-1', '--', 'x'], 'got "-1"'],
   ])('%j', (argv, message) => {
     expect(usageError(argv)).toContain(message);
+  });
+
+  it('suggests a flag only when one is close to the name typed, and never for a short option', () => {
+    expect(usageError(['--retry', '--', 'x'])).toBe('unknown option --retry (did you mean --retry-on?)');
+    expect(usageError(['--verbose', '--', 'x'])).toBe('unknown option --verbose');
+    expect(usageError(['-x', '--', 'x'])).toBe('unknown option -x');
   });
 });
 
