@@ -256,6 +256,7 @@ export function flagNamed(name: string): FlagName | undefined {
  * unknownFlag('--jiter'); // 'unknown option --jiter (did you mean --jitter?)'
  */
 export function unknownFlag(rawName: string): string {
-  const near = rawName.startsWith('--') ? suggest(rawName.slice(2), Object.keys(FLAG_TABLE)) : undefined;
+  // Compared without dashes (suggest normalizes names): a short option's one letter is near none.
+  const near = suggest(rawName, Object.keys(FLAG_TABLE));
   return `unknown option ${rawName}${near === undefined ? '' : ` (did you mean --${near}?)`}`;
 }
