@@ -3,26 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
 import { RetryError, createRetryAfterGate, retry } from '../../src/index.js';
+import { script, withRetryAfter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
 const backoff = { initialDelayMs: 100, multiplier: 1, maxDelayMs: 100, jitter: 'none' as const };
-const tooMany = (retryAfter: string) => httpError(429, { headers: { 'retry-after': retryAfter } });
-
-/** fn for retry(): answers from `script` in order (an Error is thrown), then 'ok'; records when each attempt started. */
-function scripted(...script: unknown[]) {
-  const at: number[] = [];
-  return {
-    at,
-    fn: async () => {
-      at.push(Date.now());
-      const next = script.shift();
-      if (next instanceof Error) throw next;
-      return next ?? 'ok';
-    },
-  };
-}
-
 describe('createRetryAfterGate', () => {
   it('is open until held; a pause counts down on the clock and only ever extends', () => {
     const gate = createRetryAfterGate({ spread: false });
@@ -123,51 +108,51 @@ describe('createRetryAfterGate', () => {
 describe('retry() through a gate', () => {
   it("holds a second call's first attempt until the first call's Retry-After has passed", async () => {
     const gate = createRetryAfterGate({ spread: false });
-    const first = scripted(tooMany('5'));
-    const second = scripted();
+    const first = script(withRetryAfter(429, '5'));
+    const second = script();
     const a = track(retry(first.fn, { backoff, gate }));
     await clock.tickAsync(1000);
     const b = track(retry(second.fn, { backoff, gate }));
     await clock.tickAsync(3999);
-    expect(second.at).toEqual([]);
-    expect(first.at).toEqual([0]);
+    expect(second.calls).toEqual([]);
+    expect(first.calls).toEqual([0]);
     await clock.tickAsync(1);
-    expect(first.at).toEqual([0, 5000]);
-    expect(second.at).toEqual([5000]);
+    expect(first.calls).toEqual([0, 5000]);
+    expect(second.calls).toEqual([5000]);
     expect([a.value, b.value]).toEqual(['ok', 'ok']);
   });
 
   it('holds a sleeping call past its own backoff, and again when the pause is extended meanwhile', async () => {
     const gate = createRetryAfterGate({ spread: false });
-    const call = scripted(httpError(503));
+    const call = script(httpError(503));
     const p = track(retry(call.fn, { backoff, gate }));
     await clock.tickAsync(50);
     gate.hold(200); // until 250, past the backoff's 100
     await clock.tickAsync(150);
     gate.hold(150); // until 350
     await clock.tickAsync(149);
-    expect(call.at).toEqual([0]);
+    expect(call.calls).toEqual([0]);
     await clock.tickAsync(1);
-    expect(call.at).toEqual([0, 350]);
+    expect(call.calls).toEqual([0, 350]);
     expect(p.value).toBe('ok');
   });
 
   it('fails a call at once whose deadline comes before the pause ends, fn never called', async () => {
     const gate = createRetryAfterGate({ spread: false });
     gate.hold(60_000);
-    const call = scripted();
+    const call = script();
     const p = track(retry(call.fn, { gate, deadlineMs: 30_000 }));
     await clock.tickAsync(0);
     expect(p.state).toBe('rejected');
     expect(p.error).toBeInstanceOf(RetryError);
     expect(p.error).toMatchObject({ reason: 'deadline', attempts: 0, elapsedMs: 0 });
-    expect(call.at).toEqual([]);
+    expect(call.calls).toEqual([]);
   });
 
   it("gives up at once when a retry's pause would pass the deadline, with the failure as the cause", async () => {
     const gate = createRetryAfterGate({ spread: false });
     const error = httpError(503);
-    const call = scripted(error);
+    const call = script(error);
     const p = track(retry(call.fn, { backoff, gate, deadlineMs: 10_000 }));
     await clock.tickAsync(50);
     gate.hold(20_000);
@@ -180,13 +165,13 @@ describe('retry() through a gate', () => {
     const gate = createRetryAfterGate({ spread: false });
     gate.hold(10_000);
     const controller = new AbortController();
-    const call = scripted();
+    const call = script();
     const p = track(retry(call.fn, { gate, signal: controller.signal }));
     await clock.tickAsync(1000);
     controller.abort(new Error('user left'));
     await clock.tickAsync(0);
     expect(p.error).toEqual(new Error('user left'));
-    expect(call.at).toEqual([]);
+    expect(call.calls).toEqual([]);
   });
 
   it('is held by a gRPC pushback, and not by the hint of a failure that is not retried', async () => {
@@ -195,9 +180,9 @@ describe('retry() through a gate', () => {
       metadata: { get: (key: string) => (key === 'grpc-retry-pushback-ms' ? ['700'] : []) },
     });
     const gate = createRetryAfterGate({ spread: false });
-    await expect(retry(scripted(httpError(400, { headers: { 'retry-after': '9' } })).fn, { gate })).rejects.toMatchObject({ status: 400 });
+    await expect(retry(script(httpError(400, { headers: { 'retry-after': '9' } })).fn, { gate })).rejects.toMatchObject({ status: 400 });
     expect(gate.waitMs()).toBe(0);
-    const p = track(retry(scripted(pushback).fn, { backoff, gate }));
+    const p = track(retry(script(pushback).fn, { backoff, gate }));
     await clock.tickAsync(0);
     expect(gate.waitMs()).toBe(700);
     await clock.tickAsync(700);
@@ -206,7 +191,7 @@ describe('retry() through a gate', () => {
 
   it('is held by a call that gives up on the hinted failure (not idempotent)', async () => {
     const gate = createRetryAfterGate({ spread: false });
-    const p = track(retry(scripted(tooMany('3')).fn, { gate, idempotent: false }));
+    const p = track(retry(script(withRetryAfter(429, '3')).fn, { gate, idempotent: false }));
     await clock.tickAsync(0);
     expect(p.error).toMatchObject({ status: 429 });
     expect(gate.waitMs()).toBe(3000);
@@ -222,7 +207,7 @@ describe('retry() through a gate', () => {
       },
       hold: (ms: number) => asked.push(`hold ${ms}`),
     };
-    const p = track(retry(scripted(tooMany('1')).fn, { backoff, gate: own }));
+    const p = track(retry(script(withRetryAfter(429, '1')).fn, { backoff, gate: own }));
     await clock.tickAsync(1000);
     expect(p.value).toBe('ok');
     expect(asked).toEqual(['wait', 'hold 1000', 'wait']);
@@ -233,8 +218,8 @@ describe('retry() through a gate', () => {
       },
       hold: () => {},
     };
-    await expect(retry(scripted().fn, { gate: failing })).rejects.toBe(broken);
-    expect(() => retry(scripted().fn, { gate: { waitMs: () => 0 } as never })).toThrow(
+    await expect(retry(script().fn, { gate: failing })).rejects.toBe(broken);
+    expect(() => retry(script().fn, { gate: { waitMs: () => 0 } as never })).toThrow(
       new TypeError('retry: options.gate must come from createRetryAfterGate() (waitMs, hold), got {}'),
     );
   });

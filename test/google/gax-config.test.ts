@@ -6,14 +6,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GrpcStatus, RetryError, retry } from '../../src/index.js';
 import { fromGaxClientConfig } from '../../src/google/index.js';
-import { track, useVirtualClock } from '../helpers/clock.js';
+import { failing } from '../helpers/attempts.js';
+import { grpcError, track, useVirtualClock } from '../helpers/clock.js';
 
 const iamBuild = join(dirname(createRequire(import.meta.url).resolve('@google-cloud/iam/package.json')), 'build', 'src');
 const readJson = (path: string): unknown => JSON.parse(readFileSync(path, 'utf8'));
 const POLICIES = readJson(join(iamBuild, 'v2', 'policies_client_config.json'));
 const BINDINGS = readJson(join(iamBuild, 'v3', 'policy_bindings_client_config.json'));
-
-const grpcError = (code: keyof typeof GrpcStatus): Error => Object.assign(new Error(code), { code: GrpcStatus[code] });
 
 interface Params {
   initial_retry_delay_millis: number;
@@ -144,16 +143,11 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
   it('GetPolicy stops at once, with the error itself, on a code it does not list', async () => {
     const options = fromGaxClientConfig(POLICIES, 'google.iam.v2.Policies', 'GetPolicy');
     const denied = grpcError('DEADLINE_EXCEEDED');
-    let calls = 0;
-    const call = track(
-      retry(() => {
-        calls++;
-        throw denied;
-      }, options),
-    );
+    const { fn, calls } = failing(denied);
+    const call = track(retry(fn, options));
     await clock.tickAsync(0);
     expect(call.error).toBe(denied);
-    expect(calls).toBe(1);
+    expect(calls).toHaveLength(1);
   });
 
   it('an empty code list (v3 CreatePolicyBinding, "non_idempotent") sends once and passes the error on', async () => {
@@ -161,16 +155,11 @@ describe('fromGaxClientConfig under retry(), in virtual time', () => {
     expect(options).toMatchObject({ maxAttempts: 1, deadlineMs: 30_000, attemptTimeoutMs: 30_000 });
     expect(options.backoff).toBeUndefined();
     const unavailable = grpcError('UNAVAILABLE');
-    let calls = 0;
-    const call = track(
-      retry(() => {
-        calls++;
-        throw unavailable;
-      }, options),
-    );
+    const { fn, calls } = failing(unavailable);
+    const call = track(retry(fn, options));
     await clock.tickAsync(0);
     expect(call.error).toBe(unavailable);
-    expect(calls).toBe(1);
+    expect(calls).toHaveLength(1);
   });
 });
 

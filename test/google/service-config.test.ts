@@ -1,11 +1,10 @@
 // gRPC service configs read into options: name matching, the A6 policy fields, the cap of 5,
 // hedging and retryThrottling (errors: service-config-errors.test.ts).
 import { describe, expect, it } from 'vitest';
-import { GrpcStatus, RetryError, computeDelay, retry } from '../../src/index.js';
+import { RetryError, computeDelay, retry } from '../../src/index.js';
 import { fromGrpcServiceConfig, readGrpcServiceConfig } from '../../src/google/index.js';
-import { track, useVirtualClock } from '../helpers/clock.js';
-
-const grpcError = (code: keyof typeof GrpcStatus): Error => Object.assign(new Error(code), { code: GrpcStatus[code] });
+import { failing } from '../helpers/attempts.js';
+import { grpcError, track, useVirtualClock } from '../helpers/clock.js';
 
 const retryPolicy = {
   maxAttempts: 4,
@@ -116,17 +115,12 @@ describe('fromGrpcServiceConfig: a retry in virtual time', () => {
 
   it('stops at once on a code the policy does not list, with that error', async () => {
     const options = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Say' });
-    let calls = 0;
     const denied = grpcError('PERMISSION_DENIED');
-    const call = track(
-      retry(() => {
-        calls++;
-        throw denied;
-      }, options),
-    );
+    const { fn, calls } = failing(denied);
+    const call = track(retry(fn, options));
     await clock.tickAsync(0);
     expect(call.error).toBe(denied);
-    expect(calls).toBe(1);
+    expect(calls).toHaveLength(1);
   });
 });
 
@@ -181,30 +175,20 @@ describe('fromGrpcServiceConfig: a hedging policy under retry(), in virtual time
       { methodConfig: [{ name: [{ service: 's.S' }], hedgingPolicy: { maxAttempts: 7, nonFatalStatusCodes: [14] } }] },
       { service: 's.S' },
     );
-    let sent = 0;
-    const call = track(
-      retry(() => {
-        sent++;
-        throw grpcError('UNAVAILABLE');
-      }, seven),
-    );
+    const { fn, calls: sent } = failing(grpcError('UNAVAILABLE'));
+    const call = track(retry(fn, seven));
     await clock.tickAsync(1000);
     expect(call.state).toBe('rejected');
-    expect(sent).toBe(5);
+    expect(sent).toHaveLength(5);
   });
 
   it('a fatal code ends the call at once with that error', async () => {
     const fatal = grpcError('INTERNAL');
-    let sent = 0;
-    const call = track(
-      retry(() => {
-        sent++;
-        throw fatal;
-      }, hedged),
-    );
+    const { fn, calls: sent } = failing(fatal);
+    const call = track(retry(fn, hedged));
     await clock.tickAsync(1000);
     expect(call.error).toBe(fatal);
-    expect(sent).toBe(1);
+    expect(sent).toHaveLength(1);
   });
 });
 

@@ -26,6 +26,16 @@ export function script(...failures: unknown[]) {
   return { fn, calls };
 }
 
+/** An fn that fails with `error` on every call; `calls` holds the time of each call, as {@link script}'s. */
+export function failing(error: unknown) {
+  const calls: number[] = [];
+  const fn = async (): Promise<never> => {
+    calls.push(Date.now());
+    throw error;
+  };
+  return { fn, calls };
+}
+
 /** An attempt that never settles. */
 export const hang = (): Promise<never> => new Promise<never>(() => {});
 

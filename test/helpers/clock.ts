@@ -1,6 +1,7 @@
 // Virtual time for timing tests: the timers and clocks retry() reads, and nothing else.
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, expect } from 'vitest';
+import { GrpcStatus } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 
 /** The installed fake clock. */
@@ -68,4 +69,9 @@ export function track<T>(promise: Promise<T>): {
 /** An error carrying an HTTP status, the way many clients shape them. */
 export function httpError(status: number, extra: Record<string, unknown> = {}): Error {
   return Object.assign(new Error(`HTTP ${status}`), { status }, extra);
+}
+
+/** A gRPC error with status `code`, shaped as grpc-js's ServiceError (a numeric `code`). */
+export function grpcError(code: keyof typeof GrpcStatus): Error {
+  return Object.assign(new Error(code), { code: GrpcStatus[code] });
 }
