@@ -19,6 +19,7 @@ export const SECTIONS = [
   'cli.md',
   'comparison.md',
   'performance.md',
+  'contributing.md',
   'license.md',
 ] as const;
 

@@ -4,7 +4,7 @@
  * signals); the decisions live in the pure modules under `src/cli/` and in the library.
  *
  * @example
- * // tenacious --preset gcs --max-attempts 5 -- gsutil cp big.tar gs://bucket/
+ * // tenacious --preset gcs --max-attempts 5 -- curl --fail -sS -o big.tar https://storage.googleapis.com/bucket/big.tar
  * // tenacious schedule --preset iam --max-attempts 8
  */
 import { type ChildProcess, spawn } from 'node:child_process';

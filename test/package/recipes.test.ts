@@ -90,10 +90,13 @@ const OPTIONS: ts.CompilerOptions = {
   noEmit: true,
 };
 
+/** A Node project's settings: no DOM lib, so fetch, Blob and AbortSignal come from @types/node alone. */
+const NODE_ONLY: ts.CompilerOptions = { ...OPTIONS, lib: ['lib.es2022.d.ts'] };
+
 /** Type-checks the snippets together; returns the diagnostics in them, each with its source and line. */
-function typeCheck(snippets: Snippet[]): string[] {
+function typeCheck(snippets: Snippet[], options: ts.CompilerOptions = OPTIONS): string[] {
   const virtual = new Map<string, string>(snippets.map((s) => [s.fileName, s.code] as const));
-  const host = ts.createCompilerHost(OPTIONS, true);
+  const host = ts.createCompilerHost(options, true);
   const { fileExists, readFile, getSourceFile } = host;
   host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);
   host.readFile = (name) => virtual.get(name) ?? readFile.call(host, name);
@@ -101,7 +104,7 @@ function typeCheck(snippets: Snippet[]): string[] {
     const text = virtual.get(name);
     return text === undefined ? getSourceFile.call(host, name, language, onError, create) : ts.createSourceFile(name, text, language, true);
   };
-  const program = ts.createProgram({ rootNames: snippets.map((s) => s.fileName), options: OPTIONS, host });
+  const program = ts.createProgram({ rootNames: snippets.map((s) => s.fileName), options, host });
   return snippets.flatMap((snippet) => {
     const file = program.getSourceFile(snippet.fileName);
     if (file === undefined) return [`${snippet.source}:${snippet.line}: not compiled`];
@@ -197,6 +200,28 @@ describe('the code blocks of the documentation', () => {
   it('type-checks every block against the built package and the real client libraries', () => {
     expect(errors.filter((e) => !e.startsWith('self-check:'))).toEqual([]);
   });
+
+  it('keeps one retry layer: a block that retries a client which retries by itself turns its retries off', () => {
+    // What each client's own retries are turned off with (README "Recipes and adapters").
+    const OWN_RETRIES_OFF: ReadonlyArray<readonly [client: RegExp, off: RegExp]> = [
+      [/from '@google-cloud\/storage'/, /autoRetry: false/],
+      [/from 'got'/, /retry: \{ limit: 0 \}/],
+      [/from 'ky'/, /retry: 0\b/],
+    ];
+    const offenders = snippets.flatMap((snippet) =>
+      OWN_RETRIES_OFF.filter(([client, off]) => client.test(snippet.code) && /\bretry\(/.test(snippet.code) && !off.test(snippet.code)).map(
+        ([client]) => `${snippet.source}:${snippet.line}: ${client.source}`,
+      ),
+    );
+    expect(snippets.filter((s) => OWN_RETRIES_OFF.some(([client]) => client.test(s.code))).length).toBeGreaterThanOrEqual(4);
+    expect(offenders).toEqual([]);
+  });
+
+  it("type-checks the README's blocks in a Node project without the DOM lib, as a server's tsconfig has it", () => {
+    const readme = snippets.filter((s) => s.source.startsWith('docs/readme/'));
+    expect(readme.length).toBeGreaterThanOrEqual(8);
+    expect(typeCheck(readme, NODE_ONLY)).toEqual([]);
+  }, 60_000);
 
   it('would report a block that misuses the API or imports from the wrong entry (the check is not vacuous)', () => {
     const caught = errors.filter((e) => e.startsWith('self-check:'));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { brokenLinksOf } from '../helpers/doc-links.js';
 import { ENTRIES, ENTRY_FILES, ROOT, assertBuilt, bin, run } from './built.js';
 
 let tmp: string;
@@ -40,11 +41,20 @@ afterAll(async () => {
 });
 
 describe('the packed tarball', () => {
-  it('holds only the build, README, LICENSE, CHANGELOG and package.json', () => {
-    const allowed = (path: string): boolean =>
-      path.startsWith('dist/') || ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(path);
+  it('holds only the build, the pages a user reads (README, docs/ and what they link to, CHANGELOG) and LICENSE', () => {
+    const pages = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'BENCHMARKS.md', 'CONTRIBUTING.md'];
+    const allowed = (path: string): boolean => path.startsWith('dist/') || pages.includes(path) || /^docs\/[^/]+\.(md|svg)$/.test(path);
     expect(packed.filter((path) => !allowed(path))).toEqual([]);
-    expect(packed).toEqual(expect.arrayContaining([...ENTRY_FILES, 'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']));
+    expect(packed).toEqual(expect.arrayContaining([...ENTRY_FILES, ...pages, 'docs/fleet.md', 'docs/resume-bytes.svg']));
+  });
+
+  it('resolves every link of the installed README, and of every page it ships, within node_modules/tenacious', () => {
+    const installed = join(consumer, 'node_modules/tenacious');
+    const pages = packed.filter((path) => path.endsWith('.md'));
+    const results = pages.map((page) => brokenLinksOf(installed, page));
+    // The README alone links to docs/ pages, charts, BENCHMARKS.md and CONTRIBUTING.md more than twenty times.
+    expect(brokenLinksOf(installed, 'README.md').checked).toBeGreaterThan(20);
+    expect(results.flatMap(({ broken }) => broken)).toEqual([]);
   });
 
   it('has no runtime dependencies, and installing it installs nothing else', async () => {

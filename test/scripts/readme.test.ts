@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { anchor, buildReadme } from '../../scripts/readme.js';
+import { brokenLinksOf } from '../helpers/doc-links.js';
 
 describe('README.md', () => {
   it('is what `npm run readme` builds from docs/readme/ (run it after editing a section)', () => {
@@ -10,12 +11,29 @@ describe('README.md', () => {
     expect(committed === buildReadme(), 'README.md is out of date: run `npm run readme`').toBe(true);
   });
 
-  it('starts with the two commands a newcomer runs after cloning', () => {
+  it('starts with what a user types: the install, then a retried call', () => {
     const readme = buildReadme();
-    const firstBlock = readme.slice(readme.indexOf('```sh'), readme.indexOf('```', readme.indexOf('```sh') + 5));
-    expect(readme.indexOf('```sh')).toBeLessThan(200);
-    expect(firstBlock).toMatch(/^npm ci && npm run demo\b/m);
-    expect(firstBlock).toMatch(/^npm test\b/m);
+    const blocks = [...readme.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1], code: m[2] }));
+    expect(blocks[0]).toEqual({ lang: 'sh', code: 'npm install tenacious\n' });
+    expect(blocks[1]?.lang).toBe('ts');
+    expect(blocks[1]?.code).toMatch(/^import \{ retry \} from 'tenacious';$/m);
+    expect(readme.indexOf('npm install tenacious')).toBeLessThan(600);
+  });
+
+  it('gives a newcomer the two commands to run after cloning, in a section of their own', () => {
+    const readme = buildReadme();
+    const section = readme.slice(readme.indexOf('## Working on tenacious'));
+    const block = section.slice(section.indexOf('```sh'), section.indexOf('```', section.indexOf('```sh') + 5));
+    expect(readme).toContain('- [Working on tenacious](#working-on-tenacious)');
+    expect(block).toMatch(/^npm ci && npm run demo\b/m);
+    expect(block).toMatch(/^npm test\b/m);
+  });
+
+  it('shows the command line wrapping no command that retries by itself (one retry layer)', () => {
+    const shown = [buildReadme(), readFileSync(join(ROOT, 'docs/cli.md'), 'utf8')].join('\n');
+    const wrapped = [...shown.matchAll(/npx tenacious [^\n]*? -- ([^\n]+)/g)].map((m) => m[1] as string);
+    expect(wrapped.length).toBeGreaterThanOrEqual(3);
+    expect(wrapped.filter((command) => /^(gsutil|gcloud|aws|az)\b|\s--retry\b/.test(command))).toEqual([]);
   });
 
   it('links its table of contents to headings that exist', () => {
@@ -48,24 +66,8 @@ function pages(): string[] {
 
 describe('the documentation pages', () => {
   it('link only to files and headings that exist', () => {
-    const broken: string[] = [];
-    let checked = 0;
-    for (const page of pages()) {
-      const text = readFileSync(join(ROOT, page), 'utf8');
-      for (const [, target = ''] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^[a-z]+:/.test(target)) continue; // https:, mailto:: not ours to check offline
-        const [path = '', fragment] = target.split('#');
-        const file = path === '' ? join(ROOT, page) : join(ROOT, dirname(page), path);
-        checked++;
-        if (!existsSync(file)) {
-          broken.push(`${page}: ${target} (no such file)`);
-        } else if (fragment !== undefined && file.endsWith('.md')) {
-          const headings = [...readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1] as string));
-          if (!headings.includes(fragment)) broken.push(`${page}: ${target} (no such heading)`);
-        }
-      }
-    }
-    expect(checked).toBeGreaterThan(20);
-    expect(broken).toEqual([]);
+    const results = pages().map((page) => brokenLinksOf(ROOT, page));
+    expect(results.reduce((sum, { checked }) => sum + checked, 0)).toBeGreaterThan(20);
+    expect(results.flatMap(({ broken }) => broken)).toEqual([]);
   });
 });
