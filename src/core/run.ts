@@ -39,9 +39,8 @@ export class Run<T> implements Timed, AbortWatcher {
   #config: RetryConfig;
   #more: Runs | undefined = undefined;
 
-  /** `fn` is protected: withRetry's calls call it with their own arguments. */
   constructor(
-    protected fn: AttemptFn<T>,
+    private fn: AttemptFn<T>,
     config: RetryConfig,
     startedAt: number,
   ) {
@@ -145,17 +144,12 @@ export class Run<T> implements Timed, AbortWatcher {
     let result: T | PromiseLike<T>;
     try {
       const mode = config.hedge;
-      result = mode === undefined ? this.call(ctx) : mode.run((copy) => this.call(copy), ctx, this.runs().hostFor(config));
+      result = mode === undefined ? this.fn(ctx) : mode.run((copy) => this.fn(copy), ctx, this.runs().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
       return this.#judge(error, ctx, steadyNow());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
-  }
-
-  /** One attempt's call of `fn`. */
-  protected call(ctx: AttemptContext): T | PromiseLike<T> {
-    return this.fn(ctx);
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
