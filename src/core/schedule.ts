@@ -16,7 +16,17 @@ export interface Schedule {
   readonly delay: ((ctx: DelayContext) => number | undefined) | undefined;
   /** The `countsAsAttempt` option, asked by judge.ts about each failure to be retried. */
   readonly countsAsAttempt: ((error: unknown, ctx: AttemptContext) => boolean) | undefined;
+  /** `tenacious/testing`'s `instant()`: each wait is decided, reported and counted, not slept. */
+  readonly instant?: true | undefined;
 }
+
+/**
+ * The key `instant()` (`tenacious/testing`) sets on options, registered (`Symbol.for`) so that
+ * a copy of the library bundled twice still reads it; retry() reads it beside the schedule
+ * options. A symbol, not a named option: no production option can turn it on by mistake, and a
+ * spread (`{ ...instant(options), maxAttempts: 3 }`) keeps it.
+ */
+export const INSTANT: unique symbol = Symbol.for('tenacious.instant') as never;
 
 /**
  * What a call shares with other calls, once read: the `budget`, `throttle` and `gate` options,
