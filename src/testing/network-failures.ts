@@ -80,7 +80,7 @@ const SHAPES: Record<FetchRuntime, Shapes> = {
     UND_ERR_SOCKET: (t) =>
       fetchFailed({
         name: 'Error',
-        message: `error sending request for url (${t.url.href}): client error (SendRequest): connection closed before message completed`,
+        message: `error sending request from ${hostPort(t)} for ${t.url.href} (${hostPort(t)}): client error (SendRequest): connection closed before message completed`,
       }),
     ENOTFOUND: ({ url }) =>
       fetchFailed({

@@ -162,10 +162,12 @@ describe('instant()', () => {
   });
 
   it('leaves a gate that is no gate to the options reader, which names it', () => {
-    expect(() => retry(() => 1, instant({ gate: 'shared' as never }))).toThrow(/retry: options.gate must come from createRetryAfterGate\(\)/);
+    expect(() => retry(() => 1, instant({ gate: 'shared' as never }))).toThrow(
+      /retry: options.gate must come from createRetryAfterGate\(\)/,
+    );
   });
 
-  it('works with retryFetch and a preset: instant(gcs(...)) makes gcs()\'s attempts, at once', async () => {
+  it("works with retryFetch and a preset: instant(gcs(...)) makes gcs()'s attempts, at once", async () => {
     const fetch = scriptedFetch([503, 'ECONNRESET', { status: 429, retryAfter: 2 }, 200]);
     const waits: number[] = [];
     const options = instant(gcs({ operation: 'objects.get', rng: () => 0 }));
@@ -193,7 +195,7 @@ describe('instant()', () => {
     expect(Date.now()).toBeLessThanOrEqual(2);
   });
 
-  it('without options gives retry()\'s defaults, waits skipped', async () => {
+  it("without options gives retry()'s defaults, waits skipped", async () => {
     let calls = 0;
     const call = retry(() => {
       if (++calls < 5) throw httpError(503);
