@@ -32,9 +32,10 @@ export function scheduleOf(options: RetryOptions | object = {}, retries?: number
   const { backoff, maxAttempts, deadlineMs } = options as RetryOptions;
   // Only the fields a schedule reads, so that retryFetch's own options are no unknown ones here.
   const config = validateOptions({ backoff, maxAttempts, deadlineMs }, 'scheduleOf');
-  const count = retries ?? (config.maxAttempts === Infinity ? DEFAULT_RETRIES : config.maxAttempts - 1);
+  const count = retries ?? (config.maxAttempts === Infinity ? DEFAULT_RETRIES : Math.min(config.maxAttempts - 1, MAX_RETRIES));
   if (!Number.isSafeInteger(count) || count < 0 || count > MAX_RETRIES) {
     throw mustError('scheduleOf: retries', `be a whole number from 0 to ${MAX_RETRIES}`, retries, typeof retries === 'number');
   }
-  return scheduleRows(config, count);
+  const { initialDelayMs, multiplier, maxDelayMs, jitter } = config;
+  return scheduleRows({ initialDelayMs, multiplier, maxDelayMs, jitter }, count);
 }
