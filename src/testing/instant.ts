@@ -33,7 +33,7 @@ import { checkPlainObject, hasMethods } from '../util/check.js';
  * // three attempts, in a few milliseconds; the waits the events report are gcs()'s own
  */
 export function instant(): RetryOptions;
-export function instant<O extends object>(options: O): O;
+export function instant<const O extends object>(options: O): O;
 export function instant(options?: object): object {
   if (options === undefined) return { [INSTANT]: true };
   checkPlainObject('instant: options', options);
