@@ -28,10 +28,9 @@ const hostSetTimeout = globalThis.setTimeout;
  * alone) may stand still, so it is not followed.
  */
 function clockOf(performance: Clock, date: Clock): Clock {
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: `date.now` counts only once the rest holds: a fake setTimeout over the host's own performance and Date, two real clocks that move together
-  return performance.now === hostPerformanceNow && date.now !== hostDateNow && globalThis.setTimeout !== hostSetTimeout
-    ? date
-    : performance;
+  if (performance.now !== hostPerformanceNow || globalThis.setTimeout === hostSetTimeout) return performance;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent when Date is the host's: then both are the host's real clocks, which move together
+  return date.now !== hostDateNow ? date : performance;
 }
 
 /**

@@ -96,8 +96,8 @@ export function scriptedFetch(script: readonly ScriptStep[], options: ScriptedFe
     return answer(steps[number - 1] as ScriptStep, request, runtime);
   };
   Object.defineProperties(fetch, {
-    requests: { value: requests, enumerable: true },
-    remaining: { get: () => Math.max(0, steps.length - requests.length), enumerable: true },
+    requests: { value: requests },
+    remaining: { get: () => Math.max(0, steps.length - requests.length) },
   });
   return fetch as ScriptedFetch;
 }
@@ -115,6 +115,7 @@ function answer(step: ScriptStep, request: Request, runtime: FetchRuntime): Prom
 /** Never settles, unless the request's signal aborts: then rejects with its reason, as fetch does. */
 function hang(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: equivalent: a promise settles once, whatever calls it again
     signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
 }

@@ -5,11 +5,14 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import FakeTimers from '@sinonjs/fake-timers';
+import { mock } from 'node:test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
 import { RetryError, retry } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { scriptedFetch, settle } from '../../src/testing/index.js';
+
+const mockTimers = mock.timers;
 
 afterEach(() => {
   vi.useRealTimers();
@@ -188,6 +191,18 @@ describe('vi.useFakeTimers()', () => {
 });
 
 describe("node:test's mock.timers", () => {
+  it('in this process too: each step runs every timer waiting (runAll)', async () => {
+    mockTimers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    try {
+      const { fetch, call } = flakyCall();
+      expect((await settle(call, mockTimers)).status).toBe(200);
+      expect(fetch.requests).toHaveLength(3);
+      expect(Date.now()).toBe(3000);
+    } finally {
+      mockTimers.reset();
+    }
+  });
+
   it('runs the waits in virtual time: node --test node-test/mock-timers.node.ts passes', async () => {
     const here = dirname(fileURLToPath(import.meta.url));
     const file = join(here, 'node-test', 'mock-timers.node.ts');

@@ -136,6 +136,14 @@ describe('instant()', () => {
     expect(fast.outcome).toBe('deadline after 6');
   });
 
+  it('counts no skipped wait for a call with schedule options but without instant()', async () => {
+    const failures = Array.from({ length: 10 }, () => httpError(503));
+    // The `delay` option gives the call its runs' state, as instant() does; its waits are real.
+    const real = await record(failures, { delay: () => 1000, deadlineMs: 3500 });
+    expect(real.outcome).toBe('deadline after 4');
+    expect(real.tookMs).toBe(3000);
+  });
+
   it('keeps the attempt timeout in real time: a hung attempt still ends', async () => {
     const fetch = scriptedFetch(['hang', 200]);
     const call = retryFetch('https://api.example.com/', undefined, instant({ fetch, attemptTimeoutMs: 100 }));

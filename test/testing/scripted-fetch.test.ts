@@ -142,7 +142,10 @@ describe('scriptedFetch: responses', () => {
       { name: 'Error', message: 'read ECONNRESET', code: 'ECONNRESET', syscall: 'read' },
     ]);
     const none = await scriptedFetch([{ status: 200, body: 'abc', breakAfter: 0 }], { runtime: 'deno' })('http://a/');
-    await expect(none.text()).rejects.toThrow(new TypeError('error reading a body from connection'));
+    // No empty chunk first: the first read fails.
+    await expect((none.body as ReadableStream<Uint8Array>).getReader().read()).rejects.toThrow(
+      new TypeError('error reading a body from connection'),
+    );
   });
 
   it('rejects with a scripted Error as it is, and lets a function answer', async () => {
@@ -239,6 +242,7 @@ describe('scriptedFetch: the script is checked at once', () => {
       [{ status: 200, retryAfter: Infinity }],
       'scriptedFetch: script[0]: entry.retryAfter must be a number of seconds >= 0 or a Date, got Infinity',
     ],
+    [[{ status: 200, retryAfter: '2' }], 'scriptedFetch: script[0]: entry.retryAfter must be a number of seconds >= 0 or a Date, got "2"'],
     [
       [{ status: 200, headers: 'x' }],
       'scriptedFetch: script[0]: entry.headers must be headers (a Headers, an object or [name, value] pairs), got "x"',
