@@ -16,10 +16,20 @@ import type {
   Telemetry,
   TelemetryCall,
 } from '../types.js';
-import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import {
+  BOOLEAN,
+  FUNCTION,
+  type FieldRule,
+  type FieldRules,
+  INSTANT,
+  SIGNAL,
+  checkOptions,
+  hasMethods,
+  isFunction,
+} from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
-import { ATTEMPT_TIMEOUT_RULE, type Fleet, INSTANT, type Schedule, readTimeoutGrowth } from './schedule.js';
+import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth } from './schedule.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).

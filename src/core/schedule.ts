@@ -21,14 +21,6 @@ export interface Schedule {
 }
 
 /**
- * The key `instant()` (`tenacious/testing`) sets on options, registered (`Symbol.for`) so that
- * a copy of the library bundled twice still reads it; retry() reads it beside the schedule
- * options. A symbol, not a named option: no production option can turn it on by mistake, and a
- * spread (`{ ...instant(options), maxAttempts: 3 }`) keeps it.
- */
-export const INSTANT: unique symbol = Symbol.for('tenacious.instant') as never;
-
-/**
  * What a call shares with other calls, once read: the `budget`, `throttle` and `gate` options,
  * grouped so that a call with none of them (most calls) pays one config field for the three.
  */

@@ -2,11 +2,10 @@
  * `instant()`: options that make the same decisions as the ones given, with no time spent
  * waiting. The engine still decides each wait (the backoff and its jitter, a server's
  * Retry-After, the `delay` option), reports it and counts it against the deadline; it only
- * skips the sleep (core/schedule.ts, `INSTANT`).
+ * skips the sleep (`INSTANT`, util/check.ts; core/judge.ts and run.ts).
  */
-import { INSTANT } from '../core/schedule.js';
 import type { RetryGate, RetryOptions } from '../types.js';
-import { checkPlainObject, hasMethods } from '../util/check.js';
+import { INSTANT, checkPlainObject, hasMethods } from '../util/check.js';
 
 /**
  * The same options with every wait skipped, for tests: the same classification, idempotency,

@@ -2,9 +2,9 @@
 // deadline's give-up), with no time spent waiting. Each case runs the real options in virtual
 // time, then instant() of them, and compares.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { INSTANT } from '../../src/core/schedule.js';
+import { INSTANT } from '../../src/util/check.js';
 import { retryFetch } from '../../src/fetch/index.js';
-import { gcs } from '../../src/google/index.js';
+import { gcs, iam, iamReadModifyWrite } from '../../src/google/index.js';
 import {
   type AttemptContext,
   type RetryEvent,
@@ -185,6 +185,53 @@ describe('instant()', () => {
     expect(fetch.requests).toHaveLength(4);
     expect(waits).toEqual([1000, 2000, 4000]);
     expect(Date.now()).toBeLessThanOrEqual(3);
+  });
+
+  it('goes through the functions that read options: gcs(instant(...)), iam(instant()), iamReadModifyWrite', async () => {
+    const conflict = httpError(409, { response: { data: { error: { status: 'ABORTED' } } } });
+    for (const options of [gcs(instant({ operation: 'objects.get' })), iam(instant()), iam(instant({ maxAttempts: 5 }))]) {
+      const start = Date.now();
+      let calls = 0;
+      const call = retry(() => {
+        if (++calls < 3) throw httpError(503);
+        return calls;
+      }, options);
+      await clock.runAllAsync();
+      expect(await call).toBe(3);
+      expect(Date.now() - start).toBeLessThanOrEqual(2);
+    }
+    let reads = 0;
+    const start = Date.now();
+    const unit = iamReadModifyWrite(
+      {
+        read: async () => ++reads,
+        modify: (n) => n + 1,
+        write: async (n) => {
+          if (reads < 3) throw conflict;
+          return n;
+        },
+      },
+      instant({ maxAttempts: 5 }),
+    );
+    await clock.runAllAsync();
+    expect(await unit).toBe(4);
+    expect(Date.now() - start).toBeLessThanOrEqual(2);
+  });
+
+  it("leaves the presets' shared objects alone: gcs() after gcs(instant(...)) waits again", async () => {
+    expect(gcs(instant({ operation: 'objects.list' }))).not.toBe(gcs({ operation: 'objects.list' }));
+    expect(gcs({ operation: 'objects.list' })).toBe(gcs({ operation: 'objects.list' }));
+    let calls = 0;
+    const call = retry(
+      () => {
+        if (++calls < 2) throw httpError(503);
+        return calls;
+      },
+      gcs({ operation: 'objects.list', rng: () => 0 }),
+    );
+    await clock.runAllAsync();
+    expect(await call).toBe(2);
+    expect(Date.now()).toBe(1000);
   });
 
   it('works with withRetry', async () => {
