@@ -24,7 +24,9 @@ import { INSTANT, checkPlainObject, hasMethods } from '../util/check.js';
  *   between attempts: it is not skipped.
  *
  * Works for `retry()`, `withRetry()`, `retryFetch()` and the presets' options alike (spread or
- * override it as any options object); without options, `retry()`'s defaults.
+ * override it as any options object), either way round: `instant(gcs({ operation }))` or
+ * `gcs(instant({ operation }))`; `iamReadModifyWrite()` and `gcsResumableUpload()` honour it
+ * too. Without options, `retry()`'s defaults.
  *
  * @example
  * const options = instant({ ...gcs({ operation: 'objects.get' }), maxAttempts: 4 });
