@@ -204,6 +204,31 @@ describe('scriptedFetch: the requests it saw', () => {
     expect(fetch.remaining).toBe(0);
   });
 
+  it('lets retryFetch tell a refused connection from a reset: a POST is resent after the first only', async () => {
+    const post = { method: 'POST', body: '{"order":1}' };
+    const refused = scriptedFetch(['ECONNREFUSED', 201]);
+    const res = await retryFetch('https://api.example.com/orders', post, instant({ fetch: refused }));
+    expect(res.status).toBe(201);
+    expect(refused.requests.map((r) => r.body)).toEqual(['{"order":1}', '{"order":1}']);
+    const reset = scriptedFetch(['ECONNRESET', 201]);
+    const error = await retryFetch('https://api.example.com/orders', post, instant({ fetch: reset })).catch((e: unknown) => e);
+    expect(error).toEqual(new TypeError('fetch failed'));
+    expect((error as Error).cause).toMatchObject({ code: 'ECONNRESET' });
+    expect(reset.requests).toHaveLength(1);
+    expect(reset.remaining).toBe(1);
+  });
+
+  it('shows the resent POST with its Idempotency-Key and body, each time', async () => {
+    const fetch = scriptedFetch([503, 'ECONNRESET', 201]);
+    const init = { method: 'POST', headers: { 'Idempotency-Key': 'order-1' }, body: '{"order":1}' };
+    expect((await retryFetch('https://api.example.com/orders', init, instant({ fetch }))).status).toBe(201);
+    expect(fetch.requests.map((r) => [r.method, r.headers['idempotency-key'], r.body])).toEqual([
+      ['POST', 'order-1', '{"order":1}'],
+      ['POST', 'order-1', '{"order":1}'],
+      ['POST', 'order-1', '{"order":1}'],
+    ]);
+  });
+
   it("drives retryFetch through the issue's script: 503, a reset, 429 with Retry-After, then 200", async () => {
     const fetch = scriptedFetch([503, 'ECONNRESET', { status: 429, retryAfter: 2 }, 200]);
     const waits: Array<[number, number]> = [];
