@@ -17,7 +17,8 @@ let clockOffset = 0;
 // The clocks and timers found when this module loaded: a different one later is a virtual clock's.
 const hostPerformanceNow = globalThis.performance.now;
 const hostDateNow = Date.now;
-const hostSetTimeout = globalThis.setTimeout;
+/** The host's own setTimeout (undefined where there is none); the timer queue's backstop runs on it. */
+export const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeout;
 
 /**
  * The clock that moves with the timers: `performance`, unless a virtual clock replaced
