@@ -10,7 +10,7 @@ import { computeDelay } from './backoff.js';
  * The waits before one retry, over every value the jitter can take.
  *
  * @example
- * const [first]: ScheduleRow[] = scheduleRows(policy, 1); // first.minMs, first.maxMs
+ * const [first]: ScheduleRow[] = scheduleOf(gcs({ operation: 'objects.get' }), 1); // first.minMs 1000, first.maxMs 2000
  */
 export interface ScheduleRow {
   /** 1 for the first retry (before attempt 2). */
