@@ -137,11 +137,11 @@ function build([level, ...causes]: Level[]): Error {
  * Bun by their globals, Node by `process.versions.node`, workerd by its user agent, a browser by
  * its engine; anything else is taken for Chromium.
  */
-export function detectRuntime(global: Record<string, unknown> = globalThis as never): FetchRuntime {
-  if (global.Deno !== undefined) return 'deno';
-  if (global.Bun !== undefined) return 'bun';
-  if ((global.process as { versions?: { node?: string } } | undefined)?.versions?.node !== undefined) return 'node';
-  const agent = (global.navigator as { userAgent?: string } | undefined)?.userAgent ?? '';
+export function detectRuntime(scope: Record<string, unknown> = globalThis as never): FetchRuntime {
+  if (scope.Deno !== undefined) return 'deno';
+  if (scope.Bun !== undefined) return 'bun';
+  if ((scope.process as { versions?: { node?: string } } | undefined)?.versions?.node !== undefined) return 'node';
+  const agent = (scope.navigator as { userAgent?: string } | undefined)?.userAgent ?? '';
   if (agent === 'Cloudflare-Workers') return 'workerd';
   if (agent.includes('Firefox/')) return 'firefox';
   if (agent.includes('Safari/') && !agent.includes('Chrome/')) return 'safari';
