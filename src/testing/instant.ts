@@ -4,6 +4,7 @@
  * Retry-After, the `delay` option), reports it and counts it against the deadline; it only
  * skips the sleep (`INSTANT`, util/check.ts; core/judge.ts and run.ts).
  */
+import type { RetryFetchOptions } from '../fetch/fetch-options.js';
 import type { RetryGate, RetryOptions } from '../types.js';
 import { INSTANT, checkPlainObject, hasMethods } from '../util/check.js';
 
@@ -34,6 +35,9 @@ import { INSTANT, checkPlainObject, hasMethods } from '../util/check.js';
  * // three attempts, in a few milliseconds; the waits the events report are gcs()'s own
  */
 export function instant(): RetryOptions;
+// One signature per kind of options, so that the hooks and predicates written inline are typed.
+export function instant<const O extends RetryOptions>(options: O): O;
+export function instant<const O extends RetryFetchOptions>(options: O): O;
 export function instant<const O extends object>(options: O): O;
 export function instant(options?: object): object {
   if (options === undefined) return { [INSTANT]: true };

@@ -308,3 +308,24 @@ describe('instant()', () => {
     expect(Date.now() - start).toBe(101);
   });
 });
+
+describe('instant(): types', () => {
+  it('types the hooks and predicates written inside it, for retry(), retryFetch() and the presets', async () => {
+    const seen: number[] = [];
+    let polls = 0;
+    const polled = retry(() => ++polls, instant({ retryOnResult: (value) => value !== 2, onRetry: (event) => seen.push(event.attempt) }));
+    await clock.runAllAsync();
+    expect(await polled).toBe(2);
+    const fetch = scriptedFetch([503, 200]);
+    const fetched = retryFetch(
+      'https://api.example.com/',
+      undefined,
+      instant({ fetch, onRetry: (event) => seen.push(event.attempt + 10) }),
+    );
+    await clock.runAllAsync();
+    expect((await fetched).status).toBe(200);
+    const preset = gcs(instant({ operation: 'objects.get', onGiveUp: (event) => void seen.push(event.attempts) }));
+    expect(preset.onGiveUp).toBeTypeOf('function');
+    expect(seen).toEqual([1, 11]);
+  });
+});
