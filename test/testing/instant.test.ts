@@ -313,15 +313,14 @@ describe('instant(): types', () => {
   it('types the hooks and predicates written inside it, for retry(), retryFetch() and the presets', async () => {
     const seen: number[] = [];
     let polls = 0;
-    const polled = retry(() => ++polls, instant({ retryOnResult: (value) => value !== 2, onRetry: (event) => seen.push(event.attempt) }));
+    // Made apart from the call, as a shared test fixture would be: nothing around it gives the types.
+    const polling = instant({ retryOnResult: (value) => value !== 2, onRetry: (event) => seen.push(event.attempt) });
+    const polled = retry(() => ++polls, polling);
     await clock.runAllAsync();
     expect(await polled).toBe(2);
     const fetch = scriptedFetch([503, 200]);
-    const fetched = retryFetch(
-      'https://api.example.com/',
-      undefined,
-      instant({ fetch, onRetry: (event) => seen.push(event.attempt + 10) }),
-    );
+    const fetching = instant({ fetch, onRetry: (event) => seen.push(event.attempt + 10) });
+    const fetched = retryFetch('https://api.example.com/', undefined, fetching);
     await clock.runAllAsync();
     expect((await fetched).status).toBe(200);
     const preset = gcs(instant({ operation: 'objects.get', onGiveUp: (event) => void seen.push(event.attempts) }));
