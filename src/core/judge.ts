@@ -69,7 +69,9 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
     fleet?.budget?.record(false);
     if (returned === undefined) idempotent = isIdempotent(config, ctx, error);
   }
-  const { attempt, elapsedMs, progressAt, runs } = outcome;
+  const { attempt, progressAt, runs } = outcome;
+  // Waits instant() skipped count as time passed: the deadline ends the call where the real wait would.
+  const elapsedMs = outcome.elapsedMs + (runs?.skippedMs ?? 0);
   const { jitter, schedule, where } = config;
   const budget = fleet?.budget;
   const hintMs = retryAfterMsOf(error);
@@ -108,7 +110,10 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
   const decision = decide({ ...facts, chosenMs }, config);
   // The wait a decorrelated jitter draws the next one from: the sleep itself, hint included.
   // Stryker disable next-line ConditionalExpression: equivalent: a give-up fails the call, and a failed call never runs again (only a succeeded one reopens)
-  if (runs !== undefined && decision.action === 'wait') runs.previousDelayMs = decision.delayMs;
+  if (runs !== undefined && decision.action === 'wait') {
+    runs.previousDelayMs = decision.delayMs;
+    if (schedule?.instant) runs.skippedMs += decision.delayMs;
+  }
   return decision;
 }
 

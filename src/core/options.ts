@@ -16,7 +16,17 @@ import type {
   Telemetry,
   TelemetryCall,
 } from '../types.js';
-import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, SIGNAL, checkOptions, hasMethods, isFunction } from '../util/check.js';
+import {
+  BOOLEAN,
+  FUNCTION,
+  type FieldRule,
+  type FieldRules,
+  INSTANT,
+  SIGNAL,
+  checkOptions,
+  hasMethods,
+  isFunction,
+} from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth } from './schedule.js';
@@ -175,8 +185,10 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
   const { delay, countsAsAttempt, budget, throttle, gate } = o;
+  // Set by instant() (tenacious/testing): only `true` turns it on.
+  const instant = (options as { [INSTANT]?: unknown })[INSTANT] === true || undefined;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
-  const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated';
+  const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated' || instant;
   const config = makeConfig(
     backoff,
     o.maxAttempts ?? Infinity,
@@ -195,7 +207,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     o.unref ?? false,
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
-    scheduled ? { timeout: growth, delay, countsAsAttempt } : undefined,
+    scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
   );
   if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {

@@ -249,7 +249,7 @@ export class Run<T> implements Timed, AbortWatcher {
     reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
     if (this.#settled()) return;
     this.#phase = SLEEPING;
-    schedule(this, t + delayMs);
+    schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
   }
 
   #succeed(value: T): void {

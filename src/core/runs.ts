@@ -19,6 +19,8 @@ export class Runs {
   previousDelayMs: number | undefined = undefined;
   /** Failures of this run that `countsAsAttempt` said not to count against `maxAttempts`. */
   uncounted = 0;
+  /** The waits of this run that `instant()` skipped: they count as time passed for the deadline. */
+  skippedMs = 0;
 
   #invocationId: string | undefined = undefined;
 
@@ -31,6 +33,7 @@ export class Runs {
     this.base = base;
     this.previousDelayMs = undefined;
     this.uncounted = 0;
+    this.skippedMs = 0;
   }
 
   /** The call's invocation id (`ctx.invocationId`), made on first read. */

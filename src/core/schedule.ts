@@ -16,6 +16,8 @@ export interface Schedule {
   readonly delay: ((ctx: DelayContext) => number | undefined) | undefined;
   /** The `countsAsAttempt` option, asked by judge.ts about each failure to be retried. */
   readonly countsAsAttempt: ((error: unknown, ctx: AttemptContext) => boolean) | undefined;
+  /** `tenacious/testing`'s `instant()`: each wait is decided, reported and counted, not slept. */
+  readonly instant?: true | undefined;
 }
 
 /**

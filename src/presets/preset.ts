@@ -14,7 +14,7 @@
 import { BACKOFF_RULES } from '../core/backoff.js';
 import { RETRY_RULES, readOptions } from '../core/options.js';
 import type { BackoffPolicy, Jitter, RetryOptions, RetryPredicate } from '../types.js';
-import { type FieldRule, type FieldRules, describe, isFiniteNumber, readChecked } from '../util/check.js';
+import { type FieldRule, type FieldRules, INSTANT, describe, isFiniteNumber, readChecked } from '../util/check.js';
 
 /**
  * What `iam()` and `gcs()` return: `RetryOptions` in which the preset's choices are always
@@ -66,9 +66,17 @@ export function presetRules(own: FieldRules): FieldRules {
 /** Every RetryOptions field but backoff, which merges field by field. */
 const OVERRIDABLE = /* @__PURE__ */ Object.keys(RETRY_RULES).filter((key) => key !== 'backoff');
 
-/** Whether `fields` (read with {@link presetRules}) leave a preset as it is. */
+/**
+ * Whether `fields` (read with {@link presetRules}) leave a preset as it is; instant()'s marker
+ * (tenacious/testing) makes a preset of its own, never one of the shared ones.
+ */
 export function overridesNothing(fields: Readonly<Record<string, unknown>>): boolean {
-  return fields.maxDelayMs === undefined && fields.backoff === undefined && OVERRIDABLE.every((key) => fields[key] === undefined);
+  return (
+    (fields as { [INSTANT]?: true })[INSTANT] === undefined &&
+    fields.maxDelayMs === undefined &&
+    fields.backoff === undefined &&
+    OVERRIDABLE.every((key) => fields[key] === undefined)
+  );
 }
 
 /**
@@ -88,8 +96,10 @@ export function buildPreset(
   if (overridesNothing(fields)) return base;
   const { maxDelayMs, backoff } = fields;
   const overrides = OVERRIDABLE.filter((key) => fields[key] !== undefined);
-  const merged: Record<string, unknown> = { ...base };
+  const merged: Record<string | symbol, unknown> = { ...base };
   for (const key of overrides) merged[key] = fields[key];
+  // instant() (tenacious/testing), read with the options (readChecked), goes on to retry().
+  if ((fields as { [INSTANT]?: true })[INSTANT]) merged[INSTANT] = true;
   merged.backoff = mergeBackoff(where, path, base.backoff, backoff, maxDelayMs as number | undefined);
   const preset = Object.freeze(merged) as unknown as PresetRetryOptions;
   readOptions(preset, where, path);

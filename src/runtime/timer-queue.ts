@@ -12,7 +12,7 @@
  * when one clock replaces another (see `steadyNow`), so waits in progress keep their remaining
  * time.
  */
-import { steadyNow } from './clock.js';
+import { hostSetTimeout, steadyNow } from './clock.js';
 
 /** Something waiting for a moment in time; `retry()`'s per-call state implements it. */
 export interface Timed {
@@ -178,7 +178,6 @@ function disarmTimer(): void {
  * current. It is unref'd where the host allows, so it never keeps a process alive, and it goes
  * with the timer.
  */
-const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeout;
 const hostClearTimeout: typeof clearTimeout | undefined = globalThis.clearTimeout;
 /** How often, at most, the backstop looks whether the clock that armed the timer is gone. */
 const BACKSTOP_MS = 1000;

@@ -170,8 +170,19 @@ export function readChecked(where: string, options: unknown, rules: FieldRules, 
   // given reads as undefined from the prototype-less copy.
   const values: Record<string, unknown> = Object.create(null);
   checkOptions(where, options, rules, values, path);
+  // instant()'s marker goes wherever the options go: a preset, an upload, a read-modify-write.
+  if ((options as { [INSTANT]?: unknown })[INSTANT] === true) (values as { [INSTANT]?: true })[INSTANT] = true;
   return values;
 }
+
+/**
+ * The key `instant()` (`tenacious/testing`) sets on options: retry() then decides, reports and
+ * counts each wait without sleeping it. Registered (`Symbol.for`) so that a copy of the library
+ * bundled twice still reads it. A symbol, not a named option: no production option can turn it
+ * on by mistake; a spread (`{ ...instant(options), maxAttempts: 3 }`) and every options reader
+ * here keep it.
+ */
+export const INSTANT: unique symbol = Symbol.for('tenacious.instant') as never;
 
 /**
  * The fields of a bag whose keys are data, not options (HTTP headers, preconditions): its own
