@@ -8,7 +8,13 @@ import { type Options, defineConfig } from 'tsup';
  * loads two entries loads one engine, one timer queue and one copy of each error class.
  */
 export const libraryBuild: Options = {
-  entry: { index: 'src/index.ts', fetch: 'src/fetch/index.ts', google: 'src/google/index.ts', otel: 'src/otel/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    fetch: 'src/fetch/index.ts',
+    google: 'src/google/index.ts',
+    otel: 'src/otel/index.ts',
+    testing: 'src/testing/index.ts',
+  },
   format: ['esm', 'cjs'],
   splitting: true,
   // tsup's declaration build sets `baseUrl`, which TypeScript 6 reports as deprecated.

@@ -24,6 +24,7 @@ export default defineConfig({
       'test/cli/**/*.test.ts',
       'test/otel/**/*.test.ts',
       'test/google/**/*.test.ts',
+      'test/testing/**/*.test.ts',
     ],
     exclude: [
       'test/cli/main.test.ts',

@@ -28,6 +28,7 @@ export const ENTRIES = {
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
   'tenacious/otel': 'src/otel/index.ts',
+  'tenacious/testing': 'src/testing/index.ts',
 } as const;
 
 /** Packages the measured bundles import instead of holding: the peer dependencies. */
@@ -77,7 +78,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // return and context, `countsAsAttempt`, and the decorrelated jitter with computeDelay's
     // checked 4th argument; core/schedule.ts, one config field, the run's state in Runs.
     // 9,602 B with issue 24's schedules, the gate and issue 23's invocation id together.
-    limitBytes: 9650,
+    // 9,800 for issue 25's testing kit (9,626 → 9,758 B, +132): the clock follows Date when a
+    // virtual clock fakes timers and Date but not performance (node:test's mock.timers, ~50 B),
+    // and instant()'s seam: waits decided and reported, not slept (~85 B).
+    limitBytes: 9800,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -94,7 +98,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 12,952 B with the gate, createRetryAfterGate() included.
     // 13,226 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 13,741 B with issue 24's schedules, the gate and issue 23's invocation id together.
-    limitBytes: 13_800,
+    // 13,950 for issue 25's clock fix and instant() seam (13,768 → 13,891 B).
+    limitBytes: 13_950,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -108,7 +113,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // invocation id and the Cloud Storage invocation headers that carry it; 13,699 B with the gate.
     // 13,914 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 14,406 B with issue 24's schedules, the gate and issue 23's invocation id together.
-    limitBytes: 14_450,
+    // 14,650 for issue 25's clock fix and instant() seam (14,441 → 14,569 B).
+    limitBytes: 14_650,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -125,7 +131,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // With Google's config readers (+~4,500 B: the gRPC service config and GAPIC client config
     // readers, most of it messages that name a path in the document, and the hedging and budget
     // they return): 24,256 B.
-    limitBytes: 24_300,
+    // 24,500 for issue 25's clock fix and instant() seam (24,274 → 24,422 B).
+    limitBytes: 24_500,
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
@@ -135,6 +142,13 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/otel';`,
     targetBytes: undefined,
     limitBytes: 4250,
+  },
+  {
+    // Issue 25: tenacious/testing: instant(), scriptedFetch, settle() and scheduleOf for tests of code that retries; its own entry, so no application bundles it.
+    name: "the entry 'tenacious/testing'",
+    source: `export * from '${ENTRY}/testing';`,
+    targetBytes: undefined,
+    limitBytes: 7700,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -155,7 +169,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // With Google's config readers (+~4,500 B: the gRPC service config and GAPIC client config
     // readers, most of it messages that name a path in the document, and the hedging and budget
     // they return): 28,199 B.
-    limitBytes: 28_250,
+    // With issue 25's tenacious/testing (instant(), scriptedFetch and the runtimes' recorded
+    // network errors, settle(), scheduleOf): 31,404 B.
+    limitBytes: 31_450,
   },
 ];
 

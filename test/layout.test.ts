@@ -24,7 +24,7 @@ const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
 ];
 
 /** The package's entry points (package.json "exports", tsup.config.ts): re-exports only. */
-const ENTRY_POINTS = ['index.ts', 'fetch/index.ts', 'google/index.ts', 'otel/index.ts'];
+const ENTRY_POINTS = ['index.ts', 'fetch/index.ts', 'google/index.ts', 'otel/index.ts', 'testing/index.ts'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -111,7 +111,11 @@ describe('the layout of src/', () => {
   });
 
   it('has one engine: the adapters start calls of the engine (startCall), never stitch retry() runs', () => {
-    expect(files.filter((file) => /^(fetch|presets|google|undici|axios|grpc|tanstack-query|testing)\//.test(file) && callsRetry(texts.get(file) as string))).toEqual([]);
+    expect(
+      files.filter(
+        (file) => /^(fetch|presets|google|undici|axios|grpc|tanstack-query|testing)\//.test(file) && callsRetry(texts.get(file) as string),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps the entry points to re-exports, so every line of code lives in a layer', () => {
@@ -196,7 +200,7 @@ describe('the checks themselves', () => {
     expect(layerOf('presets/gcs.ts')).toBeLessThan(layerOf('index.ts'));
     expect(layerOf('google/gcs.ts')).toBe(layerOf('presets/gcs.ts'));
     expect(layerOf('otel/otel-telemetry.ts')).toBe(layerOf('fetch/retry-fetch.ts'));
-    for (const entry of ['fetch/index.ts', 'google/index.ts', 'otel/index.ts']) {
+    for (const entry of ['fetch/index.ts', 'google/index.ts', 'otel/index.ts', 'testing/index.ts']) {
       expect(layerOf(entry), entry).toBe(layerOf('index.ts'));
       expect(layerOf('fetch/retry-fetch.ts'), entry).toBeLessThan(layerOf(entry));
     }

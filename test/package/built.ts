@@ -20,6 +20,7 @@ export const ENTRIES = [
   { specifier: 'tenacious/fetch', source: 'src/fetch/index.ts', dist: 'fetch' },
   { specifier: 'tenacious/google', source: 'src/google/index.ts', dist: 'google' },
   { specifier: 'tenacious/otel', source: 'src/otel/index.ts', dist: 'otel' },
+  { specifier: 'tenacious/testing', source: 'src/testing/index.ts', dist: 'testing' },
 ] as const;
 
 /** What an entry may import from outside the package: `tenacious/otel`, its optional peer dependency. */
@@ -28,6 +29,7 @@ export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonl
   'tenacious/fetch': [],
   'tenacious/google': [],
   'tenacious/otel': ['@opentelemetry/api'],
+  'tenacious/testing': [],
 };
 
 /** The files the build must produce for each entry point: ESM and CJS, each with its declarations. */
