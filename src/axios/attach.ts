@@ -51,7 +51,9 @@ export function attachRetry(instance: AxiosInstance, options?: AxiosRetryOptions
   }
   const rules = readAttachOptions(options);
   if (attached.has(instance)) {
-    throw new Error('attachRetry: this axios instance retries already (one retry layer); call the function attachRetry returned to detach it first');
+    throw new Error(
+      'attachRetry: this axios instance retries already (one retry layer); call the function attachRetry returned to detach it first',
+    );
   }
   const id = instance.interceptors.request.use(
     (config) => {

@@ -40,7 +40,7 @@ export interface AxiosRetryOptions extends Omit<RetryOptions<AxiosResponse>, 're
 export type AxiosRequestRetry = AxiosRetryOptions | false;
 
 declare module 'axios' {
-  // biome-ignore lint/correctness/noUnusedVariables: the parameters must match axios's own declaration to merge with it
+  // biome-ignore lint/suspicious/noExplicitAny: the parameters must be axios's own, defaults included, to merge with its declaration
   interface AxiosRequestConfig<D = any, P = any> {
     /**
      * tenacious's options for this request, over those given to `attachRetry` (field by field),
