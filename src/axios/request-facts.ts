@@ -20,7 +20,8 @@ export interface RequestFacts {
 
 /** Reads the facts of `config` as the adapter receives it (method lower case, data transformed). */
 export function requestFacts(config: InternalAxiosRequestConfig): RequestFacts {
-  const method = String(config.method ?? 'get').toUpperCase();
+  // axios has lower-cased the method and filled in its default ('get') by now.
+  const method = String(config.method).toUpperCase();
   const key = headerValue(config.headers, 'idempotency-key') ?? '';
   return { idempotent: IDEMPOTENT_METHODS.has(method) || key.trim() !== '', replayable: isReplayable(config.data) };
 }
@@ -44,7 +45,7 @@ function isReplayable(data: unknown): boolean {
 export function callSignal(config: InternalAxiosRequestConfig): { signal: AbortSignal | undefined; dispose(): void } {
   const signal = config.signal as AbortSignal | undefined;
   const token = config.cancelToken;
-  if (token === undefined || token === null) return eitherSignal(signal, undefined);
+  if (!token) return eitherSignal(signal, undefined);
   const fromToken = tokenSignal(token);
   const both = eitherSignal(signal, fromToken.signal);
   return {

@@ -65,6 +65,7 @@ function sendRetried(send: AxiosAdapter, config: InternalAxiosRequestConfig, opt
         ...policyOf(requestFacts(config), retryable, idempotent, maxRetryAfterMs),
         onRetry: (event: RetryEvent) => {
           discardBody(event.error);
+          // Stryker disable next-line OptionalChaining: equivalent (the engine's callHook swallows the TypeError of calling undefined, after the body was discarded)
           onRetry?.(event);
         },
         ...(signal && { signal }),

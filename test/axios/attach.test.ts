@@ -225,3 +225,63 @@ describe('which requests are resent', () => {
     expect(attempts).toEqual([1]);
   });
 });
+
+describe('details', () => {
+  it('a web ReadableStream body (axios’s fetch adapter) is sent once, even with an Idempotency-Key', async () => {
+    const server = await serve(['reset']);
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('abc'));
+        controller.close();
+      },
+    });
+    const api = axios.create({ adapter: 'fetch' });
+    attachRetry(api, fast);
+    const error = await failureOf(api.put(server.url, body, { headers: { 'Idempotency-Key': 'k' } }));
+    expect(axios.isAxiosError(error)).toBe(true);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('a null body is replayable: a keyed POST with it is resent', async () => {
+    const server = await serve(['reset']);
+    await attached().post(server.url, null, { headers: { 'Idempotency-Key': 'k' } });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('an instance without an adapter setting uses axios’s default list', async () => {
+    const server = await serve([503]);
+    const api = attached();
+    api.defaults.adapter = undefined;
+    await expect(api.get(server.url)).resolves.toMatchObject({ data: ITEM });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('adds no tick: with synchronous interceptors only, the adapter is called within the call, as without it', () => {
+    let calls = 0;
+    const api = axios.create({
+      adapter: () => {
+        calls++;
+        return new Promise(() => {});
+      },
+    });
+    attachRetry(api, fast);
+    const controller = new AbortController();
+    void api.get('http://127.0.0.1:9/', { signal: controller.signal }).catch(() => {});
+    expect(calls).toBe(1);
+    controller.abort();
+  });
+
+  it('maxRetryAfterMs: 0 still retries a Retry-After of 0', async () => {
+    const server = await serve([503]);
+    await expect(attached({ ...fast, maxRetryAfterMs: 0 }).get(server.url)).resolves.toMatchObject({ data: ITEM });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('attaches with no options (retry()’s defaults): a 404 is one request', async () => {
+    const server = await serve([404]);
+    const api = axios.create();
+    attachRetry(api);
+    await expect(api.get(server.url)).rejects.toMatchObject({ status: 404 });
+    expect(server.requests).toHaveLength(1);
+  });
+});

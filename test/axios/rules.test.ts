@@ -113,6 +113,18 @@ describe('the caller’s signal and cancelToken abort the whole call', () => {
     expect(other.requests).toHaveLength(1);
   });
 
+  it('a request refused for its options, or failed, leaves no listener on its token', async () => {
+    const server = await serve([404]);
+    const source = axios.CancelToken.source();
+    const api = attached();
+    const listeners = () => (source.token as unknown as { _listeners?: unknown[] })._listeners;
+    await failureOf(api.get(server.url, { cancelToken: source.token, tenacious: { maxAttempts: Infinity, deadlineMs: Infinity } }));
+    expect(listeners()).toEqual([]);
+    await failureOf(api.get(server.url, { cancelToken: source.token }));
+    expect(listeners()).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('a token cancelled afterwards does nothing to a settled request (its listener is gone)', async () => {
     const server = await serve([503]);
     const source = axios.CancelToken.source();
@@ -275,8 +287,12 @@ describe('options checked when attaching', () => {
     expect(() => attachRetry({} as never)).toThrow(
       new TypeError('attachRetry: instance must be an axios instance (axios, or one from axios.create()), got {}'),
     );
-    expect(() => attachRetry((() => {}) as never)).toThrow(TypeError);
-    expect(() => attachRetry(undefined as never)).toThrow(TypeError);
+    const message = (got: string) => `attachRetry: instance must be an axios instance (axios, or one from axios.create()), got ${got}`;
+    expect(() => attachRetry((() => {}) as never)).toThrow(new TypeError(message('a function (anonymous)')));
+    expect(() => attachRetry(Object.assign(function api() {}, { interceptors: {} }) as never)).toThrow(
+      new TypeError(message('a function (api)')),
+    );
+    expect(() => attachRetry(undefined as never)).toThrow(new TypeError(message('undefined')));
   });
 
   it('bad options leave the instance unattached', async () => {
