@@ -22,8 +22,9 @@ export interface RequestFacts {
 export function requestFacts(config: InternalAxiosRequestConfig): RequestFacts {
   // axios has lower-cased the method and filled in its default ('get') by now.
   const method = String(config.method).toUpperCase();
+  // axios trims header values (AxiosHeaders): a blank key reads as ''.
   const key = headerValue(config.headers, 'idempotency-key') ?? '';
-  return { idempotent: IDEMPOTENT_METHODS.has(method) || key.trim() !== '', replayable: isReplayable(config.data) };
+  return { idempotent: IDEMPOTENT_METHODS.has(method) || key !== '', replayable: isReplayable(config.data) };
 }
 
 /**
