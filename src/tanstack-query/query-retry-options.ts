@@ -3,7 +3,7 @@
  * `retryDelay` can honour, checked once, naming the field and the value they got.
  */
 import { DEFAULT_BACKOFF, readBackoffPolicy } from '../core/backoff.js';
-import { DEFAULT_DEADLINE_MS } from '../core/options.js';
+import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
 import type { BackoffPolicy, RetryPredicate } from '../types.js';
 import { BOOLEAN, FUNCTION, type FieldRules, leftOut, readChecked, wholeAtLeast } from '../util/check.js';
 
@@ -55,8 +55,7 @@ export interface QueryRetryConfig {
 const RULES: FieldRules = {
   retryable: FUNCTION,
   maxAttempts: wholeAtLeast(1),
-  // A function passes here, and readBackoffPolicy refuses it as not a plain object.
-  backoff: { ok: (v) => typeof v === 'object' && v !== null, rule: 'be an object' },
+  backoff: RETRY_RULES.backoff,
   maxRetryAfterMs: { ok: (v) => typeof v === 'number' && v >= 0, rule: 'be a number >= 0 (Infinity for none)', range: true },
   idempotent: BOOLEAN,
   rng: FUNCTION,
