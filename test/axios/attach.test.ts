@@ -285,3 +285,38 @@ describe('details', () => {
     expect(server.requests).toHaveLength(1);
   });
 });
+
+describe('an adapter of your own', () => {
+  it('a retried error whose data is no stream is left as it is, and your onRetry still runs', async () => {
+    let calls = 0;
+    const busy = Object.assign(new Error('busy'), {
+      isAxiosError: true,
+      response: { status: 503, data: { message: 'busy' }, headers: {} },
+    });
+    const api = axios.create({
+      adapter: async (config) => {
+        calls++;
+        if (calls === 1) throw busy;
+        return { data: '{"ok":true}', status: 200, statusText: 'OK', headers: {}, config };
+      },
+    });
+    const retried: unknown[] = [];
+    attachRetry(api, { ...fast, onRetry: ({ error }) => void retried.push(error) });
+    await expect(api.get('http://127.0.0.1:9/')).resolves.toMatchObject({ data: { ok: true } });
+    expect(retried).toEqual([busy]);
+    expect(busy.response.data).toEqual({ message: 'busy' });
+  });
+
+  it('the global axios can be attached and detached too', async () => {
+    const server = await serve([503]);
+    const detach = attachRetry(axios, fast);
+    try {
+      await expect(axios.get(server.url)).resolves.toMatchObject({ data: ITEM });
+      expect(server.requests).toHaveLength(2);
+    } finally {
+      detach();
+    }
+    await expect(axios.get(server.url)).resolves.toMatchObject({ data: ITEM });
+    expect(server.requests).toHaveLength(3);
+  });
+});
