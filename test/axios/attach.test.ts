@@ -236,9 +236,11 @@ describe('details', () => {
       },
     });
     const api = axios.create({ adapter: 'fetch' });
-    attachRetry(api, fast);
+    const attempts: number[] = [];
+    attachRetry(api, { ...fast, onEvent: (event) => void (event.type === 'attempt' && attempts.push(event.attempt)) });
     const error = await failureOf(api.put(server.url, body, { headers: { 'Idempotency-Key': 'k' } }));
     expect(axios.isAxiosError(error)).toBe(true);
+    expect(attempts).toEqual([1]);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -88,6 +88,13 @@ describe('retryDelay(failureCount, error)', () => {
     expect(retryDelay(1, unavailable)).toBe(500);
   });
 
+  it('draws from Math.random by default', () => {
+    const { retryDelay } = queryRetry({ backoff: { initialDelayMs: 1_000, jitter: 'full' } });
+    const delays = Array.from({ length: 20 }, () => retryDelay(0, unavailable));
+    expect(delays.every((ms) => ms >= 0 && ms <= 1_000)).toBe(true);
+    expect(new Set(delays).size).toBeGreaterThan(1);
+  });
+
   it('an rng out of [0, 1] is refused at the draw, naming it', () => {
     const { retryDelay } = queryRetry({ rng: () => 2 });
     expect(() => retryDelay(0, unavailable)).toThrow(new RangeError('queryRetry: options.rng must return a number in [0, 1], got 2'));
