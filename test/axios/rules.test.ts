@@ -199,6 +199,24 @@ describe('one retry layer', () => {
     expect(server.requests).toHaveLength(4);
   });
 
+  it('why one layer: an axios-retry-like interceptor over attachRetry multiplies the requests (3 × 2), attachRetry alone sends 2', async () => {
+    const layered = await serve([], 503);
+    const api = attached({ ...fast, maxAttempts: 2 });
+    // What axios-retry does: on an error, send error.config again through the instance, here twice at most.
+    let resent = 0;
+    api.interceptors.response.use(undefined, (error: AxiosError) => {
+      if (resent >= 2 || error.config === undefined) throw error;
+      resent++;
+      return api.request(error.config);
+    });
+    await failureOf(api.get(layered.url));
+    expect(layered.requests).toHaveLength(6);
+
+    const alone = await serve([], 503);
+    await failureOf(attached({ ...fast, maxAttempts: 2 }).get(alone.url));
+    expect(alone.requests).toHaveLength(2);
+  });
+
   it('retrying error.config again, as an outer layer would, adds the attempts of one call', async () => {
     const server = await serve([], 503);
     const api = attached({ ...fast, maxAttempts: 2 });
