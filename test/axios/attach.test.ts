@@ -170,9 +170,9 @@ describe('timeouts, which axios-retry does not retry', () => {
 });
 
 describe('which requests are resent', () => {
-  it.each(['get', 'head', 'options', 'put', 'delete'] as const)('%s after a reset: resent', async (method) => {
+  it.each(['get', 'head', 'options', 'put', 'delete', 'trace'])('%s after a reset: resent', async (method) => {
     const server = await serve(['reset']);
-    await attached().request({ url: server.url, method });
+    await attached().request({ url: server.url, method: method as 'get' });
     expect(server.requests.map((r) => r.method)).toEqual([method.toUpperCase(), method.toUpperCase()]);
   });
 
@@ -307,6 +307,18 @@ describe('an adapter of your own', () => {
     await expect(api.get('http://127.0.0.1:9/')).resolves.toMatchObject({ data: { ok: true } });
     expect(retried).toEqual([busy]);
     expect(busy.response.data).toEqual({ message: 'busy' });
+  });
+
+  it('an AxiosError whose cause is another is handed over itself, not its cause', async () => {
+    const inner = { isAxiosError: true, status: 500, message: 'inner' };
+    const outer = Object.assign(new Error('outer'), { isAxiosError: true, status: 404, cause: inner });
+    const api = axios.create({
+      adapter: async () => {
+        throw outer;
+      },
+    });
+    attachRetry(api, fast);
+    expect(await failureOf(api.get('http://127.0.0.1:9/'))).toBe(outer);
   });
 
   it('the global axios can be attached and detached too', async () => {

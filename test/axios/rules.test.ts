@@ -1,6 +1,7 @@
 // attachRetry's other promises, against real axios and loopback: a POST resent only when the
 // connection was refused, the caller's signal and cancelToken ending the whole call, the
 // deadline, one retry layer per instance, per-request options, and options checked up front.
+import { getEventListeners } from 'node:events';
 import axios, { type AxiosError, type AxiosInstance } from 'axios';
 import { describe, expect, it } from 'vitest';
 import { attachRetry } from '../../src/axios/index.js';
@@ -125,6 +126,18 @@ describe('the caller’s signal and cancelToken abort the whole call', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('the request’s signal keeps no listener once the call settles, with a cancelToken or without', async () => {
+    const server = await serve([503, 503]);
+    const api = attached();
+    const controller = new AbortController();
+    const source = axios.CancelToken.source();
+    await api.get(server.url, { signal: controller.signal, cancelToken: source.token });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    await api.get(server.url, { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(server.requests).toHaveLength(4);
+  });
+
   it('a token cancelled afterwards does nothing to a settled request (its listener is gone)', async () => {
     const server = await serve([503]);
     const source = axios.CancelToken.source();
@@ -141,6 +154,7 @@ describe('the deadline', () => {
     const error = await failureOf(attached({ ...fast, deadlineMs: 100 }).get(server.url));
     expect(error).toBeInstanceOf(RetryError);
     expect(error).toMatchObject({ reason: 'deadline', attempts: 1 });
+    expect(error).not.toHaveProperty('config');
     await server.stalledSocketClosed;
     expect(server.requests).toHaveLength(1);
   });
