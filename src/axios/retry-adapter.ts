@@ -52,6 +52,7 @@ export function retryingAdapter(setting: AdapterSetting, attached: AxiosRetryOpt
   return adapter;
 }
 
+/** The request as one call of the engine; settles as axios's adapter contract asks (see handedOver). */
 function sendRetried(send: AxiosAdapter, config: InternalAxiosRequestConfig, options: AxiosRetryOptions): Promise<AxiosResponse> {
   const { maxRetryAfterMs = Infinity, retryable, idempotent, onRetry, ...rest } = options;
   const signals = callSignal(config);
