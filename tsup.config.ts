@@ -13,6 +13,8 @@ export const libraryBuild: Options = {
     fetch: 'src/fetch/index.ts',
     google: 'src/google/index.ts',
     otel: 'src/otel/index.ts',
+    'tanstack-query': 'src/tanstack-query/index.ts',
+    axios: 'src/axios/index.ts',
     testing: 'src/testing/index.ts',
   },
   format: ['esm', 'cjs'],

@@ -28,11 +28,13 @@ export const ENTRIES = {
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
   'tenacious/otel': 'src/otel/index.ts',
+  'tenacious/tanstack-query': 'src/tanstack-query/index.ts',
+  'tenacious/axios': 'src/axios/index.ts',
   'tenacious/testing': 'src/testing/index.ts',
 } as const;
 
 /** Packages the measured bundles import instead of holding: the peer dependencies. */
-export const EXTERNAL = ['@opentelemetry/api'];
+export const EXTERNAL = ['@opentelemetry/api', 'axios'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -151,6 +153,20 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     limitBytes: 7700,
   },
   {
+    // Issue 25: tenacious/axios: attachRetry, one axios request as one call of the engine through a retrying adapter; axios itself is the application's (EXTERNAL). 11,089 B, most of it the engine it runs on.
+    name: "the entry 'tenacious/axios'",
+    source: `export * from '${ENTRY}/axios';`,
+    targetBytes: undefined,
+    limitBytes: 11_150,
+  },
+  {
+    // Issue 25: tenacious/tanstack-query: queryRetry, TanStack Query's retry and retryDelay from tenacious's classification, backoff and Retry-After; imports nothing of TanStack's. 4,956 B: computeDelay, the classification and the options reader.
+    name: "the entry 'tenacious/tanstack-query'",
+    source: `export * from '${ENTRY}/tanstack-query';`,
+    targetBytes: undefined,
+    limitBytes: 5000,
+  },
+  {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
     // entry, they do not make the library smaller (20,840 B for the whole package before).
     name: 'every entry together',
@@ -170,8 +186,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // readers, most of it messages that name a path in the document, and the hedging and budget
     // they return): 28,199 B.
     // With issue 25's tenacious/testing (instant(), scriptedFetch and the runtimes' recorded
-    // network errors, settle(), scheduleOf): 31,404 B.
-    limitBytes: 31_450,
+    // network errors, settle(), scheduleOf): 31,404 B; with tenacious/axios and
+    // tenacious/tanstack-query: 32,893 B.
+    limitBytes: 32_950,
   },
 ];
 

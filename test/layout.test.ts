@@ -200,7 +200,14 @@ describe('the checks themselves', () => {
     expect(layerOf('presets/gcs.ts')).toBeLessThan(layerOf('index.ts'));
     expect(layerOf('google/gcs.ts')).toBe(layerOf('presets/gcs.ts'));
     expect(layerOf('otel/otel-telemetry.ts')).toBe(layerOf('fetch/retry-fetch.ts'));
-    for (const entry of ['fetch/index.ts', 'google/index.ts', 'otel/index.ts', 'testing/index.ts']) {
+    for (const entry of [
+      'fetch/index.ts',
+      'google/index.ts',
+      'otel/index.ts',
+      'tanstack-query/index.ts',
+      'axios/index.ts',
+      'testing/index.ts',
+    ]) {
       expect(layerOf(entry), entry).toBe(layerOf('index.ts'));
       expect(layerOf('fetch/retry-fetch.ts'), entry).toBeLessThan(layerOf(entry));
     }

@@ -20,6 +20,8 @@ export const ENTRIES = [
   { specifier: 'tenacious/fetch', source: 'src/fetch/index.ts', dist: 'fetch' },
   { specifier: 'tenacious/google', source: 'src/google/index.ts', dist: 'google' },
   { specifier: 'tenacious/otel', source: 'src/otel/index.ts', dist: 'otel' },
+  { specifier: 'tenacious/tanstack-query', source: 'src/tanstack-query/index.ts', dist: 'tanstack-query' },
+  { specifier: 'tenacious/axios', source: 'src/axios/index.ts', dist: 'axios' },
   { specifier: 'tenacious/testing', source: 'src/testing/index.ts', dist: 'testing' },
 ] as const;
 
@@ -29,6 +31,8 @@ export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonl
   'tenacious/fetch': [],
   'tenacious/google': [],
   'tenacious/otel': ['@opentelemetry/api'],
+  'tenacious/tanstack-query': [],
+  'tenacious/axios': ['axios'],
   'tenacious/testing': [],
 };
 

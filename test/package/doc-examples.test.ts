@@ -48,6 +48,8 @@ const LEAST_EXPORTS: Record<(typeof ENTRIES)[number]['specifier'], number> = {
   'tenacious/fetch': 5,
   'tenacious/google': 20,
   'tenacious/otel': 3,
+  'tenacious/tanstack-query': 3,
+  'tenacious/axios': 5,
   'tenacious/testing': 14,
 };
 

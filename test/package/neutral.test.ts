@@ -63,6 +63,8 @@ const LANDMARK: Record<(typeof ENTRIES)[number]['specifier'], string> = {
   'tenacious/fetch': 'retryFetch',
   'tenacious/google': 'gcsResumableUpload',
   'tenacious/otel': 'tenacious.call.duration',
+  'tenacious/tanstack-query': 'queryRetry',
+  'tenacious/axios': 'attachRetry',
   'tenacious/testing': 'has no answer: the script has',
 };
 

@@ -62,9 +62,11 @@ describe('the packed tarball', () => {
     for (const field of ['dependencies', 'optionalDependencies', 'bundleDependencies', 'bundledDependencies']) {
       expect(Object.keys((manifest[field] as object | undefined) ?? {}), field).toEqual([]);
     }
-    // tenacious/otel's: optional, so npm installs it only for an application that has it already.
-    expect(manifest.peerDependencies).toEqual({ '@opentelemetry/api': '^1.7.0' });
-    expect(manifest.peerDependenciesMeta).toEqual({ '@opentelemetry/api': { optional: true } });
+    // The adapters' clients and tenacious/otel's API: optional, so npm installs them only for an
+    // application that has them already.
+    const peers = { '@opentelemetry/api': '^1.7.0', axios: '^1.5.0' };
+    expect(manifest.peerDependencies).toEqual(peers);
+    expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(Object.keys(peers).map((name) => [name, { optional: true }])));
     const installed = (await readdir(join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'));
     expect(installed).toEqual(['tenacious']);
   });
