@@ -128,9 +128,10 @@ export class RetriedCall implements NextInterceptingCall {
   }
 
   #tellLocal(code: number, details: string): void {
-    this.#tellNow({ headers: undefined, message: null, status: localStatus(code, details, this.#metadata as Metadata) });
+    this.#tell(Promise.resolve({ headers: undefined, message: null, status: localStatus(code, details, this.#metadata as Metadata) }));
   }
 
+  /** Never at once: the caller listens to its call's events only once the client method has returned it. */
   #tell(answered: Promise<Answer>): void {
     void answered.then((answer) => this.#tellNow(answer));
   }

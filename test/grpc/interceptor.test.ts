@@ -3,7 +3,7 @@
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
 // the calls it leaves alone (streams, a passed deadline, a method its policy skips).
-import { InterceptingCall, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { InterceptingCall, type InterceptingListener, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorPolicy } from '../../src/grpc/index.js';
@@ -53,6 +53,28 @@ async function call(on: LoopbackClient, options: object = {}) {
   return outcome;
 }
 
+/** An interceptor before the retrying one, telling `watch` what its listener is told, and passing it on. */
+function listening(watch: Partial<InterceptingListener>): Interceptor {
+  return (options, next) =>
+    new InterceptingCall(next(options), {
+      start: (metadata, _listener, start) =>
+        start(metadata, {
+          onReceiveMetadata: (m, pass) => {
+            watch.onReceiveMetadata?.(m);
+            pass(m);
+          },
+          onReceiveMessage: (m, pass) => {
+            watch.onReceiveMessage?.(m);
+            pass(m);
+          },
+          onReceiveStatus: (s, pass) => {
+            watch.onReceiveStatus?.(s);
+            pass(s);
+          },
+        }),
+    });
+}
+
 describe('retries on a real channel', () => {
   it('UNAVAILABLE, UNAVAILABLE, OK: the value after three calls; the retries say how many came before', async () => {
     await serve(['UNAVAILABLE', 'UNAVAILABLE']);
@@ -80,25 +102,31 @@ describe('retries on a real channel', () => {
     expect(Object.keys(error).sort()).toEqual(Object.keys(plain.error as object).sort());
   });
 
-  it.each(['PERMISSION_DENIED', 'INVALID_ARGUMENT', 'NOT_FOUND'] as const)('%s: one call, its error as grpc-js reports it', async (code) => {
-    await serve([code]);
-    const outcome = await call(retrying(fast));
-    expect(server?.calls).toHaveLength(1);
-    expect(outcome.error).toMatchObject({ code: status[code], details: `loopback says ${code}`, message: `${status[code]} ${code}: loopback says ${code}` });
-  });
+  it.each(['PERMISSION_DENIED', 'INVALID_ARGUMENT', 'NOT_FOUND'] as const)(
+    '%s: one call, its error as grpc-js reports it',
+    async (code) => {
+      await serve([code]);
+      const outcome = await call(retrying(fast));
+      expect(server?.calls).toHaveLength(1);
+      expect(outcome.error).toMatchObject({
+        code: status[code],
+        details: `loopback says ${code}`,
+        message: `${status[code]} ${code}: loopback says ${code}`,
+      });
+    },
+  );
 
   it('tells the listener once: the answering attempt’s headers, one message, one status', async () => {
-    await serve([{ status: 'UNAVAILABLE', headers: true }, { status: 'UNAVAILABLE', headers: true }]);
+    await serve([
+      { status: 'UNAVAILABLE', headers: true },
+      { status: 'UNAVAILABLE', headers: true },
+    ]);
     const told: string[] = [];
-    const recorder: Interceptor = (options, next) =>
-      new InterceptingCall(next(options), {
-        start: (metadata, listener, start) =>
-          start(metadata, {
-            onReceiveMetadata: (m, pass) => (told.push('metadata'), pass(m)),
-            onReceiveMessage: (m, pass) => (told.push(`message ${JSON.stringify(m)}`), pass(m)),
-            onReceiveStatus: (s, pass) => (told.push(`status ${s.code}`), pass(s)),
-          }),
-      });
+    const recorder = listening({
+      onReceiveMetadata: () => told.push('metadata'),
+      onReceiveMessage: (m) => told.push(`message ${JSON.stringify(m)}`),
+      onReceiveStatus: (s) => told.push(`status ${s.code}`),
+    });
     const outcome = await call(retrying(fast, [recorder]));
     expect(server?.calls).toHaveLength(3);
     // The third answer sent no headers of its own (grpc-js's server sends them with the message).
@@ -109,14 +137,7 @@ describe('retries on a real channel', () => {
   it('a failed call tells the listener the null message grpc-js tells for no message, then the status', async () => {
     await serve(['PERMISSION_DENIED']);
     const told: unknown[] = [];
-    const recorder: Interceptor = (options, next) =>
-      new InterceptingCall(next(options), {
-        start: (metadata, listener, start) =>
-          start(metadata, {
-            onReceiveMessage: (m, pass) => (told.push(m), pass(m)),
-            onReceiveStatus: (s, pass) => (told.push(s.code), pass(s)),
-          }),
-      });
+    const recorder = listening({ onReceiveMessage: (m) => told.push(m), onReceiveStatus: (s) => told.push(s.code) });
     await call(retrying(fast, [recorder]));
     expect(told).toEqual([null, status.PERMISSION_DENIED]);
   });
@@ -186,10 +207,18 @@ describe('calls it leaves alone', () => {
   it('a method the policy function returns undefined for; the others get its options', async () => {
     await serve([], 'UNAVAILABLE');
     const asked: string[] = [];
-    const policy = (path: string) => (asked.push(path), path.endsWith('/Echo') ? { ...fast, maxAttempts: 2 } : undefined);
+    const policy = (path: string) => {
+      asked.push(path);
+      return path.endsWith('/Echo') ? { ...fast, maxAttempts: 2 } : undefined;
+    };
     await call(retrying(policy));
     expect(server?.calls).toHaveLength(2);
-    const skip = await call(retrying((path) => (asked.push(path), undefined)));
+    const skip = await call(
+      retrying((path) => {
+        asked.push(path);
+        return undefined;
+      }),
+    );
     expect(skip.error?.code).toBe(status.UNAVAILABLE);
     expect(server?.calls).toHaveLength(3);
     expect(asked).toEqual(['/tenacious.test.Loopback/Echo', '/tenacious.test.Loopback/Echo']);

@@ -53,11 +53,6 @@ export interface ScriptedServer {
   close(): void;
 }
 
-const json = {
-  serialize: (value: unknown): Buffer => Buffer.from(JSON.stringify(value)),
-  deserialize: (bytes: Buffer): unknown => JSON.parse(bytes.toString()),
-};
-
 /** The loopback service, with a server stream (`Watch`) and a client stream (`Collect`). */
 export const SERVICE = {
   ...TEST_SERVICE,
@@ -88,7 +83,11 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
     for (const w of waiting.filter((w) => calls.length >= w.n)) w.resolve();
     return answer;
   };
-  const reply = (answer: Answer, call: ServerUnaryCall<unknown, unknown>, callback: (e: Partial<ServiceError> | null, v?: unknown) => void) => {
+  const reply = (
+    answer: Answer,
+    call: ServerUnaryCall<unknown, unknown>,
+    callback: (e: Partial<ServiceError> | null, v?: unknown) => void,
+  ) => {
     if (answer === 'stall') return;
     if (answer === 'OK') return callback(null, { ok: true });
     const { status: name, pushbackMs, headers, delayMs = 0 } = typeof answer === 'string' ? { status: answer } : answer;
