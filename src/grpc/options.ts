@@ -70,7 +70,7 @@ export function readPolicy(policy: GrpcInterceptorPolicy | undefined): (path: st
       return options === undefined ? undefined : methodRetry(options, `policy(${JSON.stringify(path)})`);
     };
   }
-  const retry = methodRetry(policy ?? {}, 'options');
+  const retry = methodRetry(policy === undefined ? {} : policy, 'options');
   return () => retry;
 }
 
