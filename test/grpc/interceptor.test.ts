@@ -3,11 +3,21 @@
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
 // the calls it leaves alone (streams, a passed deadline, a method its policy skips).
-import { InterceptingCall, type InterceptingListener, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  type ClientOptions,
+  InterceptingCall,
+  type InterceptingListener,
+  type Interceptor,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorPolicy } from '../../src/grpc/index.js';
 import { isLoopback, watchConnections } from '../clients/loopback.js';
+import { recipeRegionsOf } from '../clients/recipe-kit.js';
+import { iam } from '../../src/google/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
 import { type Answer, type LoopbackClient, type ScriptedServer, connect, echo, scriptedServer } from './server.js';
 
@@ -155,6 +165,33 @@ describe('retries on a real channel', () => {
     expect(peerBefore).toBe(`dns:${server?.address}`);
     // An insecure channel's auth context is empty; no attempt would make it null.
     await expect(done).resolves.toEqual([server?.address, {}]);
+  });
+});
+
+// recipe:begin
+const options: ClientOptions = { ...NO_CHANNEL_RETRIES, interceptors: [grpcRetryInterceptor(iam())] };
+// recipe:end
+
+describe('the adapter as docs/recipes.md shows it', () => {
+  it('is the code the recipes show', () => {
+    expect(recipeRegionsOf(import.meta.url)).toEqual([
+      { code: expect.stringContaining('grpcRetryInterceptor(iam())') as unknown, shown: true },
+    ]);
+  });
+
+  it('retries an UNAVAILABLE under iam(): the second call, after IAM’s first wait (1 to 2 s), answers', async () => {
+    await serve(['UNAVAILABLE']);
+    const outcome = echo(client(options));
+    // Steps of 10 ms, each after the sockets had their turns: the answer reaches the client at 0.
+    while ((server?.calls.length ?? 0) < 2 && Date.now() < 3000) {
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      await clock.tickAsync(10);
+    }
+    const retriedAt = server?.calls[1]?.at ?? Number.NaN;
+    expect(retriedAt).toBeGreaterThanOrEqual(1000);
+    expect(retriedAt).toBeLessThanOrEqual(2010);
+    await expect(outcome).resolves.toMatchObject({ value: { ok: true } });
+    expect(server?.calls.map((c) => c.previousAttempts)).toEqual([undefined, '1']);
   });
 });
 

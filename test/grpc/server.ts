@@ -41,6 +41,8 @@ export interface SeenCall {
   readonly caller: string | undefined;
   /** Milliseconds from the moment the call arrived to its deadline (Infinity without one). */
   readonly deadlineInMs: number;
+  /** When it arrived (Date.now(), virtual under a fake clock). */
+  readonly at: number;
   /** Whether the client cancelled it (recorded for stalled calls). */
   cancelled: boolean;
 }
@@ -75,6 +77,7 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
       previousAttempts: call.metadata.get('grpc-previous-rpc-attempts')[0]?.toString(),
       caller: call.metadata.get('x-caller')[0]?.toString(),
       deadlineInMs: (typeof deadline === 'number' ? deadline : deadline.getTime()) - Date.now(),
+      at: Date.now(),
       cancelled: false,
     };
     calls.push(seen);
