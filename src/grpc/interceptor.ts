@@ -44,10 +44,10 @@ export function grpcRetryInterceptor(policy?: GrpcInterceptorPolicy): Intercepto
   return (options, next) => {
     const method = options.method_definition;
     const leftMs = untilDeadline(options.deadline);
-    const retry = method.requestStream || method.responseStream || !(leftMs > 0) ? undefined : retryOf(method.path);
+    const retry = method.requestStream || !(leftMs > 0) ? undefined : retryOf(method.path);
     // grpc-js calls only the methods of InterceptingCallInterface on what an interceptor returns.
     if (retry === undefined) return next(options) as InterceptingCall;
-    return new RetriedCall(next, options, retry, leftMs) as unknown as InterceptingCall;
+    return new RetriedCall(next, options, retry, leftMs, method.responseStream) as unknown as InterceptingCall;
   };
 }
 

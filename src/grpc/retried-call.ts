@@ -1,8 +1,10 @@
 /**
- * A unary call that the interceptor retries: to the caller (the client, or the interceptors
- * before this one) it is one call, started, sent and half-closed once, told one status; under
- * it, one call of the engine runs the attempts (attempt.ts), and the attempt that ends the call
- * is the one whose headers, message and status the caller's listener is told.
+ * A call that the interceptor retries, unary or a server stream: to the caller (the client, or
+ * the interceptors before this one) it is one call, started, sent and half-closed once, told
+ * one status; under it, one call of the engine runs the attempts (attempt.ts), and the attempt
+ * that ends the call is the one whose headers, message and status the caller's listener is
+ * told. A server stream's call ends, for the engine, at its first message: from there on that
+ * attempt's stream is the caller's, and nothing more is retried.
  */
 import type { InterceptingListener, InterceptorOptions, Metadata, NextCall } from '@grpc/grpc-js';
 import { GrpcStatus } from '../classify/error-shape.js';
@@ -25,7 +27,10 @@ class Cancellation {
 /** Errors of the engine that end a call on its last attempt's answer (besides that attempt's own error). */
 const ENDINGS: ReadonlySet<unknown> = new Set(['RetryError', 'TimeoutError', 'ThrottledError']);
 
-/** The retried call; `deadlineMs` is how long the caller's `deadline` leaves it (Infinity without one). */
+/**
+ * The retried call; `deadlineMs` is how long the caller's `deadline` leaves it (Infinity
+ * without one); `stream` says the method answers with a stream.
+ */
 export class RetriedCall implements NextInterceptingCall {
   #metadata: Metadata | undefined;
   #listener: Partial<InterceptingListener> | undefined;
@@ -33,6 +38,7 @@ export class RetriedCall implements NextInterceptingCall {
   #message: unknown;
   #latest: { readonly attempt: Attempt; error?: unknown } | undefined;
   #cancelled: Cancellation | undefined;
+  #committed = false;
   readonly #controller = new AbortController();
 
   constructor(
@@ -40,6 +46,7 @@ export class RetriedCall implements NextInterceptingCall {
     private readonly options: InterceptorOptions,
     private readonly retry: MethodRetry,
     private readonly deadlineMs: number,
+    private readonly stream: boolean,
   ) {}
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
@@ -72,11 +79,20 @@ export class RetriedCall implements NextInterceptingCall {
     }
   }
 
-  /** Each attempt reads its own answer (grpc-js's unary calls do): nothing to ask for. */
-  startRead(): void {}
+  /**
+   * The caller asks for the stream's next message. Each attempt reads its own first message (a
+   * unary call, its answer): only a committed stream has more to read.
+   */
+  startRead(): void {
+    if (this.#committed) this.#latest?.attempt.call.startRead();
+  }
 
-  /** The caller's cancel: the engine stops, the running attempt's call is cancelled with the caller's status. */
+  /**
+   * The caller's cancel: the engine stops, the running attempt's call is cancelled with the
+   * caller's status; a committed stream, the engine done with it, is cancelled as it is.
+   */
   cancelWithStatus(code: number, details: string): void {
+    if (this.#committed) return this.#latest?.attempt.call.cancelWithStatus(code, details);
     if (this.#cancelled !== undefined) return;
     this.#cancelled = new Cancellation(code, details);
     this.#controller.abort(this.#cancelled);
@@ -90,14 +106,19 @@ export class RetriedCall implements NextInterceptingCall {
     return this.#latest?.attempt.call.getAuthContext() ?? null;
   }
 
-  /** Attempt `ctx.attempt`: the request, sent within the attempt's limit and the call's deadline. */
+  /**
+   * Attempt `ctx.attempt`: the request, sent within the attempt's limit and the call's deadline.
+   * A unary attempt's gRPC deadline is that limit, which the server sees; a stream's stays the
+   * caller's (a stream may outlive its first message's limit), and its signal bounds the wait for it.
+   */
   #send(request: Request, ctx: AttemptContext): Promise<unknown> {
     const limitMs = Math.min(timeoutOf(this.retry.config, ctx.attempt), ctx.remainingMs);
-    const attempt = sendAttempt(this.next, this.options, request, ctx, Date.now() + limitMs, this.#cancellation);
+    const deadline = this.stream ? undefined : Date.now() + limitMs;
+    const attempt = sendAttempt(this.next, this.options, request, ctx, deadline, this.#cancellation, this.stream);
     const latest: { attempt: Attempt; error?: unknown } = { attempt };
     this.#latest = latest;
     return attempt.answered.then(({ message, status }) => {
-      if (status.code === GrpcStatus.OK) return message;
+      if (status === undefined || status.code === GrpcStatus.OK) return message;
       latest.error = serviceErrorOf(status);
       throw latest.error;
     });
@@ -136,11 +157,17 @@ export class RetriedCall implements NextInterceptingCall {
     void answered.then((answer) => this.#tellNow(answer));
   }
 
-  /** Tells the caller's listener of the answer that ends the call: its headers, one message, one status. */
+  /**
+   * Tells the caller's listener of the answer that ends the call: its headers, one message
+   * (a unary call's, null when none came; a stream's first), one status; or, for a stream that
+   * goes on, hands the rest of it over.
+   */
   #tellNow({ headers, message, status }: Answer): void {
-    const listener = this.#listener;
-    if (headers !== undefined) listener?.onReceiveMetadata?.(headers);
-    listener?.onReceiveMessage?.(message);
-    listener?.onReceiveStatus?.(status);
+    const listener = this.#listener as Partial<InterceptingListener>;
+    if (headers !== undefined) listener.onReceiveMetadata?.(headers);
+    if (!this.stream || status === undefined) listener.onReceiveMessage?.(message);
+    if (status !== undefined) return listener.onReceiveStatus?.(status);
+    this.#committed = true;
+    this.#latest?.attempt.commit(listener);
   }
 }

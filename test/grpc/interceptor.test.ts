@@ -2,7 +2,7 @@
 // sees (one per attempt, gRFC A6's grpc-previous-rpc-attempts on the retries, the caller's
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
-// the calls it leaves alone (streams, a passed deadline, a method its policy skips).
+// the calls it leaves alone (client streams, a passed deadline, a method its policy skips).
 import {
   type ClientOptions,
   InterceptingCall,
@@ -215,14 +215,6 @@ describe('one retry layer', () => {
 });
 
 describe('calls it leaves alone', () => {
-  it('a server stream: one call, no retry, no A6 metadata', async () => {
-    await serve([], 'UNAVAILABLE');
-    const stream = retrying(fast).Watch({}, new Metadata());
-    const error = await new Promise<ServiceError>((resolve) => stream.on('error', resolve));
-    expect(error.code).toBe(status.UNAVAILABLE);
-    expect(server?.calls.map((c) => [c.method, c.previousAttempts])).toEqual([['Watch', undefined]]);
-  });
-
   it('a client stream: one call, no retry', async () => {
     await serve([], 'UNAVAILABLE');
     const error = await new Promise<ServiceError | null>((resolve) => {

@@ -29,6 +29,9 @@ export type Answer =
   | 'OK'
   | StatusName
   | 'stall'
+  | 'empty'
+  | 'midway'
+  | 'first-then-stall'
   | { readonly status: StatusName; readonly pushbackMs?: string; readonly headers?: boolean; readonly delayMs?: number };
 
 /** What the server saw of one call. */
@@ -62,6 +65,23 @@ export const SERVICE = {
   Collect: { ...TEST_SERVICE.Echo, path: '/tenacious.test.Loopback/Collect', requestStream: true },
 } as const;
 
+/**
+ * How Watch answers: OK is three messages `{ n }` then OK; `empty` is OK without a message;
+ * `midway` is one message, then UNAVAILABLE; `first-then-stall` is one message, then nothing.
+ */
+function watch(answer: Answer, call: ServerWritableStream<unknown, unknown>): void {
+  if (answer === 'stall') return;
+  if (answer === 'empty') return void call.end();
+  if (answer === 'OK') {
+    for (const n of [1, 2, 3]) call.write({ n });
+    return void call.end();
+  }
+  if (answer === 'midway' || answer === 'first-then-stall') call.write({ n: 1 });
+  if (answer === 'first-then-stall') return;
+  const name = answer === 'midway' ? 'UNAVAILABLE' : (answer as StatusName);
+  call.emit('error', { code: status[name], details: `loopback says ${name}` });
+}
+
 /** A server whose Echo (and streams) answer the n-th call with `script[n]`, then with `after`. */
 export async function scriptedServer(script: readonly Answer[], after: Answer = 'OK'): Promise<ScriptedServer> {
   const server = new Server();
@@ -82,7 +102,7 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
     };
     calls.push(seen);
     // grpc-js's server also says 'cancelled' when an answered call's stream closes: only a stalled call's counts.
-    if (answer === 'stall') call.on('cancelled', () => (seen.cancelled = true));
+    if (answer === 'stall' || answer === 'first-then-stall') call.on('cancelled', () => (seen.cancelled = true));
     for (const w of waiting.filter((w) => calls.length >= w.n)) w.resolve();
     return answer;
   };
@@ -93,7 +113,8 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
   ) => {
     if (answer === 'stall') return;
     if (answer === 'OK') return callback(null, { ok: true });
-    const { status: name, pushbackMs, headers, delayMs = 0 } = typeof answer === 'string' ? { status: answer } : answer;
+    // Echo is scripted with statuses; the stream shapes are Watch's.
+    const { status: name, pushbackMs, headers, delayMs = 0 } = typeof answer === 'string' ? { status: answer as StatusName } : answer;
     if (headers) call.sendMetadata(new Metadata({}));
     const trailers = new Metadata();
     trailers.set('x-trailer', `said ${name}`);
@@ -112,11 +133,7 @@ export async function scriptedServer(script: readonly Answer[], after: Answer = 
       reply(record('Echo', call), call, callback),
     Watch(call: ServerWritableStream<unknown, unknown>) {
       const answer = record('Watch', call as unknown as ServerUnaryCall<unknown, unknown>);
-      if (answer === 'OK') {
-        call.write({ ok: true });
-        return call.end();
-      }
-      call.emit('error', { code: status[answer as StatusName], details: `loopback says ${answer}` });
+      watch(answer, call);
     },
     Collect(call: ServerReadableStream<unknown, unknown>, callback: (e: Partial<ServiceError> | null, v?: unknown) => void) {
       const answer = record('Collect', call);
