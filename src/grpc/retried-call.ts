@@ -112,6 +112,9 @@ export class RetriedCall implements NextInterceptingCall {
    * caller's (a stream may outlive its first message's limit), and its signal bounds the wait for it.
    */
   #send(request: Request, ctx: AttemptContext): Promise<unknown> {
+    // A stream whose first message retryOnResult refused is still open: it ends here. (Any other
+    // attempt before this one has ended, and grpc-js ignores the cancel of a call that has.)
+    this.#latest?.attempt.call.cancelWithStatus(GrpcStatus.CANCELLED, 'Superseded by a retry');
     const limitMs = Math.min(timeoutOf(this.retry.config, ctx.attempt), ctx.remainingMs);
     const deadline = this.stream ? undefined : Date.now() + limitMs;
     const attempt = sendAttempt(this.next, this.options, request, ctx, deadline, this.#cancellation, this.stream);

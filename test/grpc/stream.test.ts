@@ -105,6 +105,28 @@ describe('a server stream', () => {
   });
 });
 
+describe('retryOnResult on a server stream', () => {
+  it('judges the first message; a refused stream is cancelled, and the next attempt’s is read', async () => {
+    const judged: unknown[] = [];
+    const retryOnResult = (message: unknown) => judged.push(message) === 1;
+    const { read } = await watch(['first-then-stall'], { retryOnResult });
+    await settle();
+    await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined });
+    expect(judged).toEqual([{ n: 1 }, { n: 1 }]);
+    expect(server?.calls.map((c) => [c.answer, c.cancelled])).toEqual([
+      ['first-then-stall', true],
+      ['OK', false],
+    ]);
+  });
+
+  it('a first message still refused when attempts run out: that stream is the answer', async () => {
+    const { read } = await watch(['OK', 'OK'], { retryOnResult: () => true, maxAttempts: 2 });
+    await settle();
+    await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined });
+    expect(server?.calls).toHaveLength(2);
+  });
+});
+
 describe('a server stream’s deadlines', () => {
   it('attemptTimeoutMs bounds the wait for the first message; each attempt’s gRPC deadline stays the caller’s', async () => {
     const { read } = await watch(['stall'], { attemptTimeoutMs: 1000 }, { deadline: Date.now() + 10_000 });
