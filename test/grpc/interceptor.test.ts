@@ -3,15 +3,7 @@
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
 // the calls it leaves alone (client streams, a passed deadline, a method its policy skips).
-import {
-  type ClientOptions,
-  InterceptingCall,
-  type InterceptingListener,
-  type Interceptor,
-  Metadata,
-  type ServiceError,
-  status,
-} from '@grpc/grpc-js';
+import { type ClientOptions, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorPolicy } from '../../src/grpc/index.js';
@@ -19,7 +11,7 @@ import { isLoopback, watchConnections } from '../clients/loopback.js';
 import { recipeRegionsOf } from '../clients/recipe-kit.js';
 import { iam } from '../../src/google/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type ScriptedServer, connect, echo, scriptedServer } from './server.js';
+import { type Answer, type LoopbackClient, type ScriptedServer, connect, echo, listening, scriptedServer } from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -61,28 +53,6 @@ async function call(on: LoopbackClient, options: object = {}) {
   const outcome = echo(on, options);
   for (let i = 0; i < 20; i++) await clock.tickAsync(1);
   return outcome;
-}
-
-/** An interceptor before the retrying one, telling `watch` what its listener is told, and passing it on. */
-function listening(watch: Partial<InterceptingListener>): Interceptor {
-  return (options, next) =>
-    new InterceptingCall(next(options), {
-      start: (metadata, _listener, start) =>
-        start(metadata, {
-          onReceiveMetadata: (m, pass) => {
-            watch.onReceiveMetadata?.(m);
-            pass(m);
-          },
-          onReceiveMessage: (m, pass) => {
-            watch.onReceiveMessage?.(m);
-            pass(m);
-          },
-          onReceiveStatus: (s, pass) => {
-            watch.onReceiveStatus?.(s);
-            pass(s);
-          },
-        }),
-    });
 }
 
 describe('retries on a real channel', () => {

@@ -4,6 +4,8 @@
 // Two streaming methods beside it show that the interceptor leaves streams alone.
 import {
   type ChannelOptions,
+  InterceptingCall,
+  type InterceptingListener,
   type Client,
   type ClientReadableStream,
   type ClientUnaryCall,
@@ -221,4 +223,26 @@ export function echo(client: LoopbackClient, options: object = {}, onCall?: (cal
     });
     onCall?.(call);
   });
+}
+
+/** An interceptor before the retrying one, telling `watch` what its listener is told, and passing it on. */
+export function listening(watch: Partial<InterceptingListener>): Interceptor {
+  return (options, next) =>
+    new InterceptingCall(next(options), {
+      start: (metadata, _listener, start) =>
+        start(metadata, {
+          onReceiveMetadata: (m, pass) => {
+            watch.onReceiveMetadata?.(m);
+            pass(m);
+          },
+          onReceiveMessage: (m, pass) => {
+            watch.onReceiveMessage?.(m);
+            pass(m);
+          },
+          onReceiveStatus: (s, pass) => {
+            watch.onReceiveStatus?.(s);
+            pass(s);
+          },
+        }),
+    });
 }

@@ -7,7 +7,7 @@ import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.j
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import type { RetryEvent } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type ScriptedServer, connect, scriptedServer } from './server.js';
+import { type Answer, type LoopbackClient, type ScriptedServer, connect, listening, scriptedServer } from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -30,6 +30,8 @@ interface Read {
 }
 
 let waits: number[] = [];
+/** What the listener of an interceptor before the retrying one was told: messages, and `status <code>`. */
+let told: unknown[] = [];
 
 /** Watch, retried under `options`, against a server answering `script`; the stream and what will have been read of it. */
 async function watch(
@@ -39,8 +41,11 @@ async function watch(
 ): Promise<{ stream: ClientReadableStream<unknown>; read: Promise<Read> }> {
   server = await scriptedServer(script);
   waits = [];
+  told = [];
   const onRetry = (event: RetryEvent) => waits.push(event.delayMs);
-  client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors: [grpcRetryInterceptor({ onRetry, ...fast, ...options })] });
+  const recorder = listening({ onReceiveMessage: (m) => told.push(m), onReceiveStatus: (s) => told.push(`status ${s.code}`) });
+  const interceptors = [recorder, grpcRetryInterceptor({ onRetry, ...fast, ...options })];
+  client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors });
   const stream = client.Watch({}, new Metadata(), callOptions);
   const messages: unknown[] = [];
   let error: ServiceError | undefined;
@@ -71,6 +76,7 @@ describe('a server stream', () => {
     const { read } = await watch(['UNAVAILABLE', 'UNAVAILABLE'], {});
     await settle();
     await expect(read).resolves.toEqual({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined, metadataEvents: 1, statusEvents: 1 });
+    expect(told).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, 'status 0']);
     expect(server?.calls.map((c) => [c.method, c.answer, c.previousAttempts])).toEqual([
       ['Watch', 'UNAVAILABLE', undefined],
       ['Watch', 'UNAVAILABLE', '1'],
@@ -92,6 +98,7 @@ describe('a server stream', () => {
     await settle();
     // A trailers-only answer: no headers, so no metadata event.
     await expect(read).resolves.toEqual({ messages: [], error: undefined, metadataEvents: 0, statusEvents: 1 });
+    expect(told).toEqual(['status 0']);
     expect(server?.calls).toHaveLength(1);
   });
 
@@ -102,6 +109,8 @@ describe('a server stream', () => {
     expect(messages).toEqual([]);
     expect(error?.message).toBe('14 UNAVAILABLE: loopback says UNAVAILABLE');
     expect(server?.calls).toHaveLength(2);
+    // No null message for a stream, as grpc-js's streaming calls tell none.
+    expect(told).toEqual(['status 14']);
   });
 });
 
