@@ -10,7 +10,7 @@ import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.j
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import { GrpcStatus, type RetryEvent, grpcCodeOf } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type Outcome, type ScriptedServer, connect, echo, scriptedServer } from './server.js';
+import { type Answer, type LoopbackClient, type Outcome, type ScriptedServer, connect, echo, scriptedServer, settled } from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -29,9 +29,7 @@ const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 1, jitter: 'none' } } a
 async function run(script: readonly Answer[], options: GrpcInterceptorOptions): Promise<Outcome> {
   server = await scriptedServer(script);
   client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors: [grpcRetryInterceptor(options)] });
-  const outcome = echo(client);
-  for (let i = 0; i < 20; i++) await clock.tickAsync(1);
-  return outcome;
+  return settled(echo(client), clock);
 }
 
 /** The codes the server answered, in order. */

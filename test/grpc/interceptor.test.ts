@@ -3,7 +3,7 @@
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
 // the calls it leaves alone (client streams, a passed deadline, a method its policy skips).
-import { type ClientOptions, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientOptions, type Interceptor, Metadata, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorPolicy } from '../../src/grpc/index.js';
@@ -11,7 +11,17 @@ import { isLoopback, watchConnections } from '../clients/loopback.js';
 import { recipeRegionsOf } from '../clients/recipe-kit.js';
 import { iam } from '../../src/google/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type ScriptedServer, connect, echo, listening, scriptedServer } from './server.js';
+import {
+  type Answer,
+  type LoopbackClient,
+  type ScriptedServer,
+  connect,
+  echo,
+  listening,
+  scriptedServer,
+  settled,
+  until,
+} from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -50,9 +60,7 @@ function retrying(policy?: GrpcInterceptorPolicy, before: Interceptor[] = []): L
 
 /** Echo's outcome, the 1 ms waits between attempts run on the virtual clock. */
 async function call(on: LoopbackClient, options: object = {}) {
-  const outcome = echo(on, options);
-  for (let i = 0; i < 20; i++) await clock.tickAsync(1);
-  return outcome;
+  return settled(echo(on, options), clock);
 }
 
 describe('retries on a real channel', () => {
@@ -169,9 +177,7 @@ describe('one retry layer', () => {
   it('with the channel’s retries left on (a service config retryPolicy), the requests multiply: 3 attempts × 3 = 9', async () => {
     await serve([], 'UNAVAILABLE');
     const on = client({ interceptors: [grpcRetryInterceptor({ ...fast, maxAttempts: 3 })] });
-    const outcome = echo(on);
-    for (let i = 0; i < 40; i++) await clock.tickAsync(1);
-    await outcome;
+    await settled(echo(on), clock);
     expect(server?.calls).toHaveLength(9);
   });
 
@@ -198,9 +204,12 @@ describe('calls it leaves alone', () => {
 
   it('a call whose deadline has passed: grpc-js’s own DEADLINE_EXCEEDED, no call sent', async () => {
     await serve([], 'UNAVAILABLE');
-    const outcome = await call(retrying(fast), { deadline: Date.now() });
+    const on = retrying(fast);
+    const outcome = await call(on, { deadline: Date.now() });
     expect(outcome.error?.code).toBe(status.DEADLINE_EXCEEDED);
     expect(server?.calls).toEqual([]);
+    // The channel began to connect for that call: let it finish, or closing it leaves grpc-js's connect timers behind.
+    await until(() => on.getChannel().getConnectivityState(false) === connectivityState.READY, 'the connection');
   });
 
   it('a method the policy function returns undefined for; the others get its options', async () => {

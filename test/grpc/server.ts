@@ -246,3 +246,28 @@ export function listening(watch: Partial<InterceptingListener>): Interceptor {
         }),
     });
 }
+
+/** Resolves once `condition` holds, the sockets having had their turns; throws after 1000 turns. */
+export async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
+  for (let turn = 0; !condition(); turn++) {
+    if (turn === 1000) throw new Error(`${what} never came`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * `promise`, once settled, while the virtual clock moves on 1 ms at a time and the sockets have
+ * their turns between the steps: for calls whose waits are short, however slow the machine.
+ */
+export async function settled<T>(promise: Promise<T>, clock: { tickAsync(ms: number): Promise<number> }): Promise<T> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let step = 0; !done && step < 2000; step++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await clock.tickAsync(1);
+  }
+  return promise;
+}

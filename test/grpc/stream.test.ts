@@ -7,7 +7,7 @@ import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.j
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import type { RetryEvent } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type ScriptedServer, connect, listening, scriptedServer } from './server.js';
+import { type Answer, type LoopbackClient, type ScriptedServer, connect, listening, scriptedServer, settled, until } from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -63,18 +63,10 @@ async function watch(
   return { stream, read };
 }
 
-/** Lets the sockets have their turns, then the 1 ms waits pass, a few times over. */
-async function settle(): Promise<void> {
-  for (let step = 0; step < 10; step++) {
-    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
-    await clock.tickAsync(1);
-  }
-}
-
 describe('a server stream', () => {
   it('UNAVAILABLE, UNAVAILABLE, then three messages: retried before its first message, then read to its end', async () => {
     const { read } = await watch(['UNAVAILABLE', 'UNAVAILABLE'], {});
-    await settle();
+    await settled(read, clock);
     await expect(read).resolves.toEqual({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined, metadataEvents: 1, statusEvents: 1 });
     expect(told).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, 'status 0']);
     expect(server?.calls.map((c) => [c.method, c.answer, c.previousAttempts])).toEqual([
@@ -86,7 +78,7 @@ describe('a server stream', () => {
 
   it('a failure after its first message is the caller’s: that message, then the error; no retry', async () => {
     const { read } = await watch(['midway'], {});
-    await settle();
+    await settled(read, clock);
     const { messages, error } = await read;
     expect(messages).toEqual([{ n: 1 }]);
     expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
@@ -95,7 +87,7 @@ describe('a server stream', () => {
 
   it('a stream that ends without a message: OK, nothing read, one call', async () => {
     const { read } = await watch(['empty'], {});
-    await settle();
+    await settled(read, clock);
     // A trailers-only answer: no headers, so no metadata event.
     await expect(read).resolves.toEqual({ messages: [], error: undefined, metadataEvents: 0, statusEvents: 1 });
     expect(told).toEqual(['status 0']);
@@ -104,7 +96,7 @@ describe('a server stream', () => {
 
   it('gives up with the last error before any message, as grpc-js reports it', async () => {
     const { read } = await watch(['UNAVAILABLE', 'UNAVAILABLE'], { maxAttempts: 2 });
-    await settle();
+    await settled(read, clock);
     const { messages, error } = await read;
     expect(messages).toEqual([]);
     expect(error?.message).toBe('14 UNAVAILABLE: loopback says UNAVAILABLE');
@@ -119,9 +111,10 @@ describe('retryOnResult on a server stream', () => {
     const judged: unknown[] = [];
     const retryOnResult = (message: unknown) => judged.push(message) === 1;
     const { read } = await watch(['first-then-stall'], { retryOnResult });
-    await settle();
+    await settled(read, clock);
     await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined });
     expect(judged).toEqual([{ n: 1 }, { n: 1 }]);
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
     expect(server?.calls.map((c) => [c.answer, c.cancelled])).toEqual([
       ['first-then-stall', true],
       ['OK', false],
@@ -130,7 +123,7 @@ describe('retryOnResult on a server stream', () => {
 
   it('a first message still refused when attempts run out: that stream is the answer', async () => {
     const { read } = await watch(['OK', 'OK'], { retryOnResult: () => true, maxAttempts: 2 });
-    await settle();
+    await settled(read, clock);
     await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined });
     expect(server?.calls).toHaveLength(2);
   });
@@ -141,9 +134,10 @@ describe('a server stream’s deadlines', () => {
     const { read } = await watch(['stall'], { attemptTimeoutMs: 1000 }, { deadline: Date.now() + 10_000 });
     await server?.seen(1);
     await clock.tickAsync(1000);
-    await settle();
+    await settled(read, clock);
     await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined });
     expect(waits).toEqual([1]);
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
     // The second attempt began 1001 ms into the call: the caller's deadline, not a 1 s one.
     expect(server?.calls.map((c) => [c.answer, c.deadlineInMs, c.cancelled])).toEqual([
       ['stall', 10_000, true],
@@ -153,7 +147,7 @@ describe('a server stream’s deadlines', () => {
 
   it('without a call deadline, the attempts have none either', async () => {
     const { read } = await watch([], {});
-    await settle();
+    await settled(read, clock);
     await read;
     expect(server?.calls.map((c) => c.deadlineInMs)).toEqual([Number.POSITIVE_INFINITY]);
   });
@@ -165,8 +159,7 @@ describe('call.cancel() of a server stream', () => {
     await server?.seen(1);
     stream.cancel();
     await expect(read).resolves.toMatchObject({ messages: [], error: { code: status.CANCELLED, details: 'Cancelled on client' } });
-    await clock.tickAsync(1);
-    expect(server?.calls.map((c) => c.cancelled)).toEqual([true]);
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
   });
 
   it('after its first message: the stream itself is cancelled, with the caller’s status', async () => {
@@ -175,7 +168,6 @@ describe('call.cancel() of a server stream', () => {
     stream.cancel();
     stream.cancel();
     await expect(read).resolves.toMatchObject({ messages: [{ n: 1 }], error: { code: status.CANCELLED, details: 'Cancelled on client' } });
-    await clock.tickAsync(1);
-    expect(server?.calls.map((c) => c.cancelled)).toEqual([true]);
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
   });
 });
