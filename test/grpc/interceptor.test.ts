@@ -159,15 +159,19 @@ describe('the adapter as docs/recipes.md shows it', () => {
 
   it('retries an UNAVAILABLE under iam(): the second call, after IAM’s first wait (1 to 2 s), answers', async () => {
     await serve(['UNAVAILABLE']);
-    const outcome = echo(client(options));
-    // Steps of 10 ms, each after the sockets had their turns: the answer reaches the client at 0.
-    while ((server?.calls.length ?? 0) < 2 && Date.now() < 3000) {
-      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
-      await clock.tickAsync(10);
-    }
+    // The recipe's options, and after its interceptor one that sees each attempt's answer arrive.
+    let answers = 0;
+    const seeing = listening({ onReceiveStatus: () => answers++ });
+    const outcome = echo(client({ ...options, interceptors: [...(options.interceptors ?? []), seeing] }));
+    await until(() => answers === 1, 'the first answer');
+    await clock.tickAsync(999);
+    expect(server?.calls).toHaveLength(1);
+    // IAM's first wait is 1 s plus up to 1 s of jitter.
+    await clock.tickAsync(1001);
+    await until(() => answers === 2, 'the second answer');
     const retriedAt = server?.calls[1]?.at ?? Number.NaN;
     expect(retriedAt).toBeGreaterThanOrEqual(1000);
-    expect(retriedAt).toBeLessThanOrEqual(2010);
+    expect(retriedAt).toBeLessThanOrEqual(2000);
     await expect(outcome).resolves.toMatchObject({ value: { ok: true } });
     expect(server?.calls.map((c) => c.previousAttempts)).toEqual([undefined, '1']);
   });
