@@ -66,7 +66,7 @@ export function readPolicy(policy: GrpcInterceptorPolicy | undefined): (path: st
   if (isFunction(policy)) {
     return (path) => {
       const options = policy(path);
-      // Named as written: `grpcRetryInterceptor: policy('/pkg.Service/Method').maxAttempts must be …`.
+      // Named as written: `grpcRetryInterceptor: policy("/pkg.Service/Method").maxAttempts must be …`.
       return options === undefined ? undefined : methodRetry(options, `policy(${JSON.stringify(path)})`);
     };
   }
