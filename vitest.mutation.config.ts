@@ -24,6 +24,7 @@ export default defineConfig({
       'test/cli/**/*.test.ts',
       'test/otel/**/*.test.ts',
       'test/google/**/*.test.ts',
+      'test/grpc/**/*.test.ts',
       'test/tanstack-query/**/*.test.ts',
       'test/axios/**/*.test.ts',
       'test/testing/**/*.test.ts',

@@ -28,13 +28,14 @@ export const ENTRIES = {
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
   'tenacious/otel': 'src/otel/index.ts',
+  'tenacious/grpc': 'src/grpc/index.ts',
   'tenacious/tanstack-query': 'src/tanstack-query/index.ts',
   'tenacious/axios': 'src/axios/index.ts',
   'tenacious/testing': 'src/testing/index.ts',
 } as const;
 
 /** Packages the measured bundles import instead of holding: the peer dependencies. */
-export const EXTERNAL = ['@opentelemetry/api', 'axios'];
+export const EXTERNAL = ['@opentelemetry/api', 'axios', '@grpc/grpc-js'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -167,6 +168,15 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     limitBytes: 5000,
   },
   {
+    // Issue 25: tenacious/grpc: grpcRetryInterceptor, each unary call (and a server stream until
+    // its first message) one call of the engine; grpc-js's types only, nothing of it at runtime.
+    // 10,902 B, most of it the engine and the presets' classification.
+    name: "the entry 'tenacious/grpc'",
+    source: `export * from '${ENTRY}/grpc';`,
+    targetBytes: undefined,
+    limitBytes: 10_950,
+  },
+  {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
     // entry, they do not make the library smaller (20,840 B for the whole package before).
     name: 'every entry together',
@@ -187,8 +197,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // they return): 28,199 B.
     // With issue 25's tenacious/testing (instant(), scriptedFetch and the runtimes' recorded
     // network errors, settle(), scheduleOf): 31,404 B; with tenacious/axios and
-    // tenacious/tanstack-query: 32,893 B.
-    limitBytes: 32_950,
+    // tenacious/tanstack-query: 32,893 B; with tenacious/grpc: 34,336 B.
+    limitBytes: 34_400,
   },
 ];
 
