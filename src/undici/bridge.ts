@@ -1,0 +1,122 @@
+/**
+ * The bridge from undici's dispatcher to the fetch-shaped function retryFetch calls: each attempt
+ * is one `dispatch()` down the chain, its events turned into a `Response` whose body is a stream
+ * fed by the socket (paused while nobody reads, so memory stays bounded). retryFetch judges that
+ * Response as it judges fetch's; undici is never loaded here, only its handler protocol is used.
+ */
+import type { Dispatcher } from 'undici';
+import type { FetchFunction } from '../fetch/fetch-options.js';
+import { pathOf } from './request.js';
+
+/**
+ * Bytes of a discarded body (a retried 503's, say) still read to its end, so that its connection
+ * stays open for the next attempt; a longer one is cut, which closes the connection.
+ */
+export const DISCARD_READ_LIMIT = 64 * 1024;
+
+/** Statuses whose response has no body (fetch refuses a body for them). */
+const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
+
+/**
+ * The fetch-shaped function whose every call dispatches `opts` once through `dispatch`, with the
+ * headers retryFetch asks for (a `Range`, validators) when they are not `planned`, the caller's
+ * own, which then go out in the form the caller gave them. `sent` is the URL retryFetch was given.
+ */
+export function bridgeFetch(
+  dispatch: Dispatcher['dispatch'],
+  opts: Dispatcher.DispatchOptions,
+  sent: string,
+  planned: unknown,
+): FetchFunction {
+  return (target, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const headers = init?.headers === planned ? opts.headers : (init?.headers as Record<string, string>);
+      const attempt = { ...opts, path: pathOf(target, sent, opts.path), headers };
+      dispatch(attempt, attemptHandler(init?.signal ?? undefined, resolve, reject));
+    });
+}
+
+/** The fetch headers of a response, from undici's (lower-case names, a list for a repeated one). */
+export function fetchHeaders(headers: Record<string, string | string[] | undefined>): Headers {
+  const result = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) result.append(name, one);
+  }
+  return result;
+}
+
+/**
+ * The handler of one attempt's dispatch: resolves with the Response at its status line (a 1xx
+ * is not the answer, and is skipped), rejects with undici's own error when there is none, and
+ * errors the body stream when the connection breaks later. `signal` (the attempt's) aborts it.
+ */
+function attemptHandler(
+  signal: AbortSignal | undefined,
+  resolve: (response: Response) => void,
+  reject: (error: unknown) => void,
+): Dispatcher.DispatchHandler {
+  let body: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let answered = false;
+  let discarded = false;
+  let discardedBytes = 0;
+  let declaredLength = 0;
+  let controller: Dispatcher.DispatchController | undefined;
+  const stop = (): void => controller?.abort(signal?.reason as Error);
+  const cut = (): void => controller?.abort(new Error('tenaciousInterceptor: a discarded body too long to read to its end'));
+  const done = (): void => signal?.removeEventListener('abort', stop);
+  return {
+    onRequestStart(ctrl) {
+      controller = ctrl;
+      // Once per dispatch: undici calls it again only for a pipelined request it resends itself.
+      if (signal?.aborted) ctrl.abort(signal.reason as Error);
+      else signal?.addEventListener('abort', stop);
+    },
+    onResponseStart(ctrl, status, headers, statusText) {
+      if (status < 200) return;
+      declaredLength = Number(headers['content-length'] ?? 0);
+      const stream = NULL_BODY_STATUSES.has(status)
+        ? null
+        : new ReadableStream<Uint8Array>({
+            start: (c) => {
+              body = c;
+            },
+            pull: () => ctrl.resume(),
+            cancel: () => {
+              // Read a short rest to its end (the connection is kept), cut a long one.
+              discarded = true;
+              if (declaredLength > DISCARD_READ_LIMIT) cut();
+              else ctrl.resume();
+            },
+          });
+      let response: Response;
+      try {
+        response = new Response(stream, { status, statusText: statusText ?? '', headers: fetchHeaders(headers) });
+      } catch (error) {
+        // A status fetch cannot carry (600 and up): the attempt fails with fetch's own words.
+        ctrl.abort(error as Error);
+        return;
+      }
+      answered = true;
+      resolve(response);
+    },
+    onResponseData(ctrl, chunk) {
+      if (discarded) {
+        discardedBytes += chunk.byteLength;
+        if (discardedBytes > DISCARD_READ_LIMIT) cut();
+        return;
+      }
+      body?.enqueue(chunk);
+      // Nobody reads: stop the socket until the reader pulls (the stream holds one chunk).
+      if ((body?.desiredSize ?? 1) <= 0) ctrl.pause();
+    },
+    onResponseEnd() {
+      done();
+      if (!discarded) body?.close();
+    },
+    onResponseError(_ctrl, error) {
+      done();
+      if (!answered) reject(error);
+      else if (!discarded) body?.error(error);
+    },
+  };
+}
