@@ -14,6 +14,12 @@ import { pathOf } from './request.js';
  */
 export const DISCARD_READ_LIMIT = 64 * 1024;
 
+/**
+ * How much of a body waits in its stream before the socket is paused: a short body (an error
+ * page) arrives whole, so its request ends and its connection is free at once, read or not.
+ */
+const QUEUE: QueuingStrategy<Uint8Array> = { highWaterMark: DISCARD_READ_LIMIT, size: (chunk) => chunk.byteLength };
+
 /** Statuses whose response has no body (fetch refuses a body for them). */
 const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
 
@@ -76,18 +82,21 @@ function attemptHandler(
       declaredLength = Number(headers['content-length'] ?? 0);
       const stream = NULL_BODY_STATUSES.has(status)
         ? null
-        : new ReadableStream<Uint8Array>({
-            start: (c) => {
-              body = c;
+        : new ReadableStream<Uint8Array>(
+            {
+              start: (c) => {
+                body = c;
+              },
+              pull: () => ctrl.resume(),
+              cancel: () => {
+                // Read a short rest to its end (the connection is kept), cut a long one.
+                discarded = true;
+                if (declaredLength > DISCARD_READ_LIMIT) cut();
+                else ctrl.resume();
+              },
             },
-            pull: () => ctrl.resume(),
-            cancel: () => {
-              // Read a short rest to its end (the connection is kept), cut a long one.
-              discarded = true;
-              if (declaredLength > DISCARD_READ_LIMIT) cut();
-              else ctrl.resume();
-            },
-          });
+            QUEUE,
+          );
       let response: Response;
       try {
         response = new Response(stream, { status, statusText: statusText ?? '', headers: fetchHeaders(headers) });
@@ -105,8 +114,11 @@ function attemptHandler(
         if (discardedBytes > DISCARD_READ_LIMIT) cut();
         return;
       }
+      // undici hands over an empty chunk on every resume: queued, it would be pulled, resume
+      // the socket and come again, a loop of microtasks that starves the socket it waits for.
+      if (chunk.byteLength === 0) return;
       body?.enqueue(chunk);
-      // Nobody reads: stop the socket until the reader pulls (the stream holds one chunk).
+      // Nobody reads: stop the socket until the reader pulls.
       if ((body?.desiredSize ?? 1) <= 0) ctrl.pause();
     },
     onResponseEnd() {

@@ -102,10 +102,12 @@ describe('which requests are resent (method idempotency, Idempotency-Key, notSen
     const port = await closedPort();
     let listening: Promise<unknown> = Promise.resolve();
     // Below the interceptor: the second attempt's dispatch waits for the server the first retry starts.
-    const held = (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] => (opts, handler) => {
-      void listening.then(() => dispatch(opts, handler));
-      return true;
-    };
+    const held =
+      (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] =>
+      (opts, handler) => {
+        void listening.then(() => dispatch(opts, handler));
+        return true;
+      };
     let server: Awaited<ReturnType<typeof serve>> | undefined;
     const onRetry = (): void => {
       listening = serve(failThenOk(0), port).then((s) => (server = s));

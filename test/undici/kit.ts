@@ -34,15 +34,18 @@ export function useLoopback(): {
   return {
     async serve(answer, port) {
       const requests: SeenRequest[] = [];
-      const loopback = await startLoopback((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => {
-          const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
-          requests.push(seen);
-          answer(requests.length - 1, res, req, seen);
-        });
-      }, port === undefined ? {} : { port });
+      const loopback = await startLoopback(
+        (req, res) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (chunk: Buffer) => chunks.push(chunk));
+          req.on('end', () => {
+            const seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+            requests.push(seen);
+            answer(requests.length - 1, res, req, seen);
+          });
+        },
+        port === undefined ? {} : { port },
+      );
       servers.push(loopback);
       return Object.assign(loopback, { requests });
     },
@@ -67,4 +70,3 @@ export function failThenOk(failures: number): Answerer {
 
 /** Tiny waits: these tests count requests; the waits are the engine's, tested in virtual time elsewhere. */
 export const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 2 } } as const;
-
