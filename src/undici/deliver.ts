@@ -68,8 +68,8 @@ export function undiciHeaders(headers: Headers): Record<string, string | string[
 
 /**
  * Plays `response` to `handler`: its status and headers, then its body as the handler lets it
- * flow. The call's abort (or a handler that throws) ends it with `onResponseError`; a body that
- * breaks beyond repair (a `ResumeError`, a connection lost with no resume) too.
+ * flow. The call's abort, a handler callback that throws, and a body that breaks beyond repair
+ * (a `ResumeError`, a connection lost with no resume) end it with `onResponseError`.
  */
 export async function deliver(response: Response, handler: Dispatcher.DispatchHandler, controller: CallController): Promise<void> {
   const reader = response.body?.getReader();
@@ -83,13 +83,14 @@ export async function deliver(response: Response, handler: Dispatcher.DispatchHa
       if (chunk === undefined || chunk.done) break;
       handler.onResponseData?.(controller, chunk.value as Chunk);
     }
+    // A handler may throw here too: undici's retry handler throws the status it judged failed,
+    // counting on the dispatcher to hand it back through onResponseError, as undici's own does.
+    handler.onResponseEnd?.(controller, {});
   } catch (error) {
     // The body nobody will read is cancelled: its connection is freed.
     reader?.cancel(error).catch(ignore);
     fail(handler, controller, error);
-    return;
   }
-  handler.onResponseEnd?.(controller, {});
 }
 
 /** Reports the call's failure to the handler: undici's error, a RetryError, or the abort reason. */
