@@ -70,3 +70,56 @@ export function failThenOk(failures: number): Answerer {
 
 /** Tiny waits: these tests count requests; the waits are the engine's, tested in virtual time elsewhere. */
 export const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 2 } } as const;
+
+/** What a handler was told: its events in order, the body bytes, and how it ended. */
+export interface Told {
+  readonly events: string[];
+  readonly status?: number;
+  readonly headers?: Record<string, string | string[] | undefined>;
+  readonly body: string;
+  readonly error?: Error;
+  readonly controller?: Dispatcher.DispatchController;
+}
+
+/**
+ * A handler that records what it is told; `extra` runs after each of its callbacks. `ended`
+ * resolves at onResponseEnd or onResponseError.
+ */
+export function recorder(extra: Partial<Dispatcher.DispatchHandler> = {}): {
+  handler: Dispatcher.DispatchHandler;
+  ended: Promise<Told>;
+  told: Told;
+} {
+  const told: { -readonly [K in keyof Told]: Told[K] } = { events: [], body: '' };
+  let done: (t: Told) => void = () => {};
+  const ended = new Promise<Told>((resolve) => (done = resolve));
+  const handler: Dispatcher.DispatchHandler = {
+    onRequestStart(controller, context) {
+      told.events.push('start');
+      told.controller = controller;
+      extra.onRequestStart?.(controller, context);
+    },
+    onResponseStart(controller, status, headers, message) {
+      told.events.push(`status ${status}`);
+      told.status = status;
+      told.headers = headers;
+      extra.onResponseStart?.(controller, status, headers, message);
+    },
+    onResponseData(controller, chunk) {
+      told.events.push('data');
+      told.body += chunk.toString();
+      extra.onResponseData?.(controller, chunk);
+    },
+    onResponseEnd(controller, trailers) {
+      told.events.push('end');
+      done(told);
+      extra.onResponseEnd?.(controller, trailers);
+    },
+    onResponseError(_controller, error) {
+      told.events.push('error');
+      told.error = error;
+      done(told);
+    },
+  };
+  return { handler, ended, told };
+}
