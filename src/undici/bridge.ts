@@ -9,16 +9,13 @@ import type { FetchFunction } from '../fetch/fetch-options.js';
 import { pathOf } from './request.js';
 
 /**
- * Bytes of a discarded body (a retried 503's, say) still read to its end, so that its connection
- * stays open for the next attempt; a longer one is cut, which closes the connection.
+ * How much of a body waits in its stream before the socket is paused. A short body (an error
+ * page) arrives whole, so its request ends and its connection serves the next attempt whether
+ * or not anyone reads it; a longer one that nobody will read is cut, which closes its connection.
  */
-export const DISCARD_READ_LIMIT = 64 * 1024;
+export const QUEUED_BYTES = 64 * 1024;
 
-/**
- * How much of a body waits in its stream before the socket is paused: a short body (an error
- * page) arrives whole, so its request ends and its connection is free at once, read or not.
- */
-const QUEUE: QueuingStrategy<Uint8Array> = { highWaterMark: DISCARD_READ_LIMIT, size: (chunk) => chunk.byteLength };
+const QUEUE: QueuingStrategy<Uint8Array> = { highWaterMark: QUEUED_BYTES, size: (chunk) => chunk.byteLength };
 
 /** Statuses whose response has no body (fetch refuses a body for them). */
 const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([204, 205, 304]);
@@ -63,13 +60,13 @@ function attemptHandler(
 ): Dispatcher.DispatchHandler {
   let body: ReadableStreamDefaultController<Uint8Array> | undefined;
   let answered = false;
-  let discarded = false;
-  let discardedBytes = 0;
-  let declaredLength = 0;
+  let ended = false;
   let controller: Dispatcher.DispatchController | undefined;
   const stop = (): void => controller?.abort(signal?.reason as Error);
-  const cut = (): void => controller?.abort(new Error('tenaciousInterceptor: a discarded body too long to read to its end'));
-  const done = (): void => signal?.removeEventListener('abort', stop);
+  const done = (): void => {
+    ended = true;
+    signal?.removeEventListener('abort', stop);
+  };
   return {
     onRequestStart(ctrl) {
       controller = ctrl;
@@ -79,7 +76,6 @@ function attemptHandler(
     },
     onResponseStart(ctrl, status, headers, statusText) {
       if (status < 200) return;
-      declaredLength = Number(headers['content-length'] ?? 0);
       const stream = NULL_BODY_STATUSES.has(status)
         ? null
         : new ReadableStream<Uint8Array>(
@@ -88,11 +84,9 @@ function attemptHandler(
                 body = c;
               },
               pull: () => ctrl.resume(),
+              // Nobody will read the rest: a request still under way is cut (see QUEUED_BYTES).
               cancel: () => {
-                // Read a short rest to its end (the connection is kept), cut a long one.
-                discarded = true;
-                if (declaredLength > DISCARD_READ_LIMIT) cut();
-                else ctrl.resume();
+                if (!ended) ctrl.abort(new Error('tenaciousInterceptor: the body was discarded'));
               },
             },
             QUEUE,
@@ -109,11 +103,6 @@ function attemptHandler(
       resolve(response);
     },
     onResponseData(ctrl, chunk) {
-      if (discarded) {
-        discardedBytes += chunk.byteLength;
-        if (discardedBytes > DISCARD_READ_LIMIT) cut();
-        return;
-      }
       // undici hands over an empty chunk on every resume: queued, it would be pulled, resume
       // the socket and come again, a loop of microtasks that starves the socket it waits for.
       if (chunk.byteLength === 0) return;
@@ -123,12 +112,12 @@ function attemptHandler(
     },
     onResponseEnd() {
       done();
-      if (!discarded) body?.close();
+      body?.close();
     },
     onResponseError(_ctrl, error) {
       done();
-      if (!answered) reject(error);
-      else if (!discarded) body?.error(error);
+      if (answered) body?.error(error);
+      else reject(error);
     },
   };
 }

@@ -61,7 +61,11 @@ describe('the controller the caller’s handler gets', () => {
       res.end(big, sent);
     });
     let controller: Dispatcher.DispatchController | undefined;
-    const { handler, ended, told: sofar } = recorder({
+    const {
+      handler,
+      ended,
+      told: sofar,
+    } = recorder({
       onResponseData: (c) => {
         if (controller === undefined) {
           controller = c;

@@ -19,16 +19,26 @@ describe('bad options fail when the interceptor is made, naming it', () => {
   });
 
   it('an unknown option lists the known ones', () => {
-    expect(make({ maxAttempt: 3 })).toThrow(/^tenaciousInterceptor: unknown option "maxAttempt" \(known: .*maxAttempts.*maxRetryAfterMs.*\)$/);
+    expect(make({ maxAttempt: 3 })).toThrow(
+      /^tenaciousInterceptor: unknown option "maxAttempt" \(known: .*maxAttempts.*maxRetryAfterMs.*\)$/,
+    );
   });
 
   it.each([
     [{ maxAttempts: 0 }, RangeError, 'tenaciousInterceptor: options.maxAttempts must'],
-    [{ maxRetryAfterMs: -1 }, RangeError, 'tenaciousInterceptor: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got -1'],
+    [
+      { maxRetryAfterMs: -1 },
+      RangeError,
+      'tenaciousInterceptor: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got -1',
+    ],
     [{ bufferBody: 'yes' }, TypeError, 'tenaciousInterceptor: options.bufferBody must be a boolean, got "yes"'],
     [{ resume: 1 }, TypeError, 'tenaciousInterceptor: options.resume must be a boolean, got 1'],
     [{ backoff: { initialDelayMs: -5 } }, RangeError, 'tenaciousInterceptor: options.backoff.initialDelayMs must'],
-    [{ maxAttempts: Infinity, deadlineMs: Infinity }, RangeError, 'tenaciousInterceptor: options.maxAttempts and options.deadlineMs are both Infinity'],
+    [
+      { maxAttempts: Infinity, deadlineMs: Infinity },
+      RangeError,
+      'tenaciousInterceptor: options.maxAttempts and options.deadlineMs are both Infinity',
+    ],
     [5, TypeError, 'tenaciousInterceptor: options must be an object, got 5'],
   ])('%j → %o', (options, kind, message) => {
     expect(make(options)).toThrow(kind);
@@ -49,7 +59,7 @@ describe('bad options fail when the interceptor is made, naming it', () => {
 describe('errors during a call name the interceptor', () => {
   it('an async retryable predicate: the handler gets the engine’s TypeError', async () => {
     const server = await serve((n, res) => sendStatus(res, 503, n));
-    const retryable = async () => true;
+    const retryable = (async () => true) as unknown as () => boolean;
     const dispatcher = keep(new Agent().compose(tenaciousInterceptor({ ...fast, retryable })));
     const error = await request(server.url, { dispatcher }).catch((e: unknown) => e);
     expect(error).toEqual(new TypeError('tenaciousInterceptor: options.retryable must return a boolean, got a promise'));
