@@ -25,7 +25,7 @@ describe('bad options fail when the interceptor is made, naming it', () => {
   });
 
   it.each([
-    [{ maxAttempts: 0 }, RangeError, 'tenaciousInterceptor: options.maxAttempts must'],
+    [{ maxAttempts: 0 }, RangeError, 'tenaciousInterceptor: options.maxAttempts must be a safe integer >= 1 or Infinity, got 0'],
     [
       { maxRetryAfterMs: -1 },
       RangeError,
