@@ -31,11 +31,16 @@ export function bridgeFetch(
   sent: string,
   planned: unknown,
 ): FetchFunction {
+  // retryFetch always passes init, with the attempt's signal.
   return (target, init) =>
     new Promise<Response>((resolve, reject) => {
-      const headers = init?.headers === planned ? opts.headers : (init?.headers as Record<string, string>);
-      const attempt = { ...opts, path: pathOf(target, sent, opts.path), headers };
-      dispatch(attempt, attemptHandler(init?.signal ?? undefined, resolve, reject));
+      const { headers, signal } = init as RequestInit & { signal: AbortSignal };
+      const attempt = {
+        ...opts,
+        path: pathOf(target, sent, opts.path),
+        headers: headers === planned ? opts.headers : (headers as Record<string, string>),
+      };
+      dispatch(attempt, attemptHandler(signal, resolve, reject));
     });
 }
 
@@ -43,7 +48,7 @@ export function bridgeFetch(
 export function fetchHeaders(headers: Record<string, string | string[] | undefined>): Headers {
   const result = new Headers();
   for (const [name, value] of Object.entries(headers)) {
-    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) result.append(name, one);
+    for (const one of [value as string | string[]].flat()) result.append(name, one);
   }
   return result;
 }
@@ -54,46 +59,44 @@ export function fetchHeaders(headers: Record<string, string | string[] | undefin
  * errors the body stream when the connection breaks later. `signal` (the attempt's) aborts it.
  */
 function attemptHandler(
-  signal: AbortSignal | undefined,
+  signal: AbortSignal,
   resolve: (response: Response) => void,
   reject: (error: unknown) => void,
 ): Dispatcher.DispatchHandler {
-  let body: ReadableStreamDefaultController<Uint8Array> | undefined;
+  // Set at the status line, before any data, end or error that uses it.
+  let body!: ReadableStreamDefaultController<Uint8Array>;
   let answered = false;
   let ended = false;
-  let controller: Dispatcher.DispatchController | undefined;
-  const stop = (): void => controller?.abort(signal?.reason as Error);
+  let stop = (): void => {};
   const done = (): void => {
     ended = true;
-    signal?.removeEventListener('abort', stop);
+    signal.removeEventListener('abort', stop);
   };
   return {
     onRequestStart(ctrl) {
-      controller = ctrl;
       // Once per dispatch: undici calls it again only for a pipelined request it resends itself.
-      if (signal?.aborted) ctrl.abort(signal.reason as Error);
-      else signal?.addEventListener('abort', stop);
+      stop = () => ctrl.abort(signal.reason as Error);
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop);
     },
     onResponseStart(ctrl, status, headers, statusText) {
       if (status < 200) return;
-      const stream = NULL_BODY_STATUSES.has(status)
-        ? null
-        : new ReadableStream<Uint8Array>(
-            {
-              start: (c) => {
-                body = c;
-              },
-              pull: () => ctrl.resume(),
-              // Nobody will read the rest: a request still under way is cut (see QUEUED_BYTES).
-              cancel: () => {
-                if (!ended) ctrl.abort(new Error('tenaciousInterceptor: the body was discarded'));
-              },
-            },
-            QUEUE,
-          );
+      const stream = new ReadableStream<Uint8Array>(
+        {
+          start: (c) => {
+            body = c;
+          },
+          pull: () => ctrl.resume(),
+          // Nobody will read the rest: a request still under way is cut (see QUEUED_BYTES).
+          cancel: () => {
+            if (!ended) ctrl.abort(new Error('tenaciousInterceptor: the body was discarded'));
+          },
+        },
+        QUEUE,
+      );
       let response: Response;
       try {
-        response = new Response(stream, { status, statusText: statusText ?? '', headers: fetchHeaders(headers) });
+        response = new Response(NULL_BODY_STATUSES.has(status) ? null : stream, { status, statusText, headers: fetchHeaders(headers) });
       } catch (error) {
         // A status fetch cannot carry (600 and up): the attempt fails with fetch's own words.
         ctrl.abort(error as Error);
@@ -106,17 +109,17 @@ function attemptHandler(
       // undici hands over an empty chunk on every resume: queued, it would be pulled, resume
       // the socket and come again, a loop of microtasks that starves the socket it waits for.
       if (chunk.byteLength === 0) return;
-      body?.enqueue(chunk);
+      body.enqueue(chunk);
       // Nobody reads: stop the socket until the reader pulls.
-      if ((body?.desiredSize ?? 1) <= 0) ctrl.pause();
+      if ((body.desiredSize as number) <= 0) ctrl.pause();
     },
     onResponseEnd() {
       done();
-      body?.close();
+      body.close();
     },
     onResponseError(_ctrl, error) {
       done();
-      if (answered) body?.error(error);
+      if (answered) body.error(error);
       else reject(error);
     },
   };

@@ -19,7 +19,8 @@ export function headersRecord(headers: UndiciHeaders): Record<string, string> {
   const record: Record<string, string> = {};
   const add = (name: unknown, value: HeaderValue): void => {
     if (value === undefined) return;
-    const key = String(name).toLowerCase();
+    // Names are left as written: the Headers retryFetch reads them with ignore case.
+    const key = String(name);
     const joined = Array.isArray(value) ? value.join(', ') : String(value);
     const had = record[key];
     record[key] = had === undefined ? joined : `${had}, ${joined}`;

@@ -150,3 +150,45 @@ describe('dispatchers and origins', () => {
     expect(server.requests.map((r) => r.url)).toEqual(['/u', '/u']);
   });
 });
+
+describe('handlers that leave callbacks out (new-style handlers, called directly: compose wraps the others)', () => {
+  /** The interceptor over a plain Agent, called without compose's wrapping. */
+  const direct = (options: Parameters<typeof tenaciousInterceptor>[0] = fast) => {
+    const plain = keep(new Agent());
+    return tenaciousInterceptor(options)((o, h) => plain.dispatch(o, h));
+  };
+
+  it('only onResponseEnd and onResponseError: the call runs to its end without calling what is missing', async () => {
+    const server = await serve((n, res) => sendStatus(res, n === 0 ? 503 : 200, n));
+    const ended = new Promise<string>((resolve) => {
+      direct()(get(server.url), { onResponseEnd: () => resolve('end'), onResponseError: (_c, e) => resolve(`error ${e}`) });
+    });
+    expect(await ended).toBe('end');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('no onResponseError: a failed call is reported to no one, and nothing throws', async () => {
+    const server = await serve((_n, _res, req) => req.socket.resetAndDestroy());
+    const gaveUp = new Promise<void>((resolve) => {
+      direct({ ...fast, maxAttempts: 2, onGiveUp: () => resolve() })(get(server.url), { onRequestStart: () => {} });
+    });
+    await gaveUp;
+    for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a handler that throws at a 204’s onResponseStart (no body to cancel) gets onResponseError', async () => {
+    const server = await serve((_n, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    const thrown = new Error('handler bug');
+    const { handler, ended } = recorder({
+      onResponseStart: () => {
+        throw thrown;
+      },
+    });
+    agent().dispatch(get(server.url), handler);
+    expect((await ended).error).toBe(thrown);
+  });
+});
