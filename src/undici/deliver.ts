@@ -22,10 +22,8 @@ export function callController(): CallController {
   const abort = new AbortController();
   let paused = false;
   let wake: (() => void) | undefined;
-  const wakeUp = (): void => {
-    wake?.();
-    wake = undefined;
-  };
+  // Resolving the same promise twice does nothing: no need to forget it.
+  const wakeUp = (): void => wake?.();
   return {
     signal: abort.signal,
     get aborted() {
@@ -77,8 +75,8 @@ export async function deliver(response: Response, handler: Dispatcher.DispatchHa
     handler.onResponseStart?.(controller, response.status, undiciHeaders(response.headers), response.statusText);
     for (;;) {
       await controller.flowing();
-      if (controller.aborted) throw controller.reason;
       const chunk = await reader?.read();
+      // A body already in memory (bufferBody) reads on after an abort: the abort is checked here.
       if (controller.aborted) throw controller.reason;
       if (chunk === undefined || chunk.done) break;
       handler.onResponseData?.(controller, chunk.value as Chunk);
@@ -95,7 +93,7 @@ export async function deliver(response: Response, handler: Dispatcher.DispatchHa
 
 /** Reports the call's failure to the handler: undici's error, a RetryError, or the abort reason. */
 export function fail(handler: Dispatcher.DispatchHandler, controller: CallController, error: unknown): void {
-  handler.onResponseError?.(controller, (controller.aborted ? controller.reason : error) as Error);
+  handler.onResponseError?.(controller, error as Error);
 }
 
 function ignore(): void {}

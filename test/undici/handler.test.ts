@@ -52,6 +52,37 @@ describe('the controller the caller’s handler gets', () => {
     await socketClosed;
   });
 
+  it.each([false, true])(
+    'paused and aborted in one callback (bufferBody %s): onResponseError with the reason, no more data',
+    async (bufferBody) => {
+      const server = await serve((_n, res) => {
+        res.writeHead(200, { 'content-length': '100000', etag: '"v"' });
+        res.end('y'.repeat(100_000));
+      });
+      const reason = new Error('stop here');
+      const { handler, ended } = recorder({
+        onResponseData: (controller) => {
+          controller.pause();
+          controller.abort(reason);
+        },
+      });
+      agent({ ...fast, bufferBody }).dispatch(get(server.url), handler);
+      const told = await ended;
+      expect(told.events).toEqual(['start', 'status 200', 'data', 'error']);
+      expect(told.error).toBe(reason);
+    },
+  );
+
+  it('aborted at onResponseStart of a body in memory (bufferBody): onResponseError with the reason, no data', async () => {
+    const server = await serve((n, res) => sendStatus(res, 200, n));
+    const reason = new Error('not now');
+    const { handler, ended } = recorder({ onResponseStart: (controller) => controller.abort(reason) });
+    agent({ ...fast, bufferBody: true }).dispatch(get(server.url), handler);
+    const told = await ended;
+    expect(told.events).toEqual(['start', 'status 200', 'error']);
+    expect(told.error).toBe(reason);
+  });
+
   it('paused: no data until resumed, then every byte in order', async () => {
     const big = 'x'.repeat(300_000);
     let sent: () => void = () => {};
