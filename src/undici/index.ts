@@ -13,3 +13,5 @@
  */
 export { tenaciousInterceptor } from './interceptor.js';
 export type { TenaciousInterceptorOptions } from './options.js';
+// The errors a handler may be given, here too so that an undici-only module needs one import.
+export { ResumeError, RetryError } from '../errors.js';

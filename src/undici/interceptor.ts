@@ -13,7 +13,7 @@ import { headersRecord, urlOf } from './request.js';
 
 /**
  * An undici interceptor (`dispatcher.compose(…)`) that retries as `retryFetch` does, for
- * `request()`, `fetch()`, `stream()` and whatever else dispatches through it:
+ * `request()`, `fetch()` and whatever else dispatches through it:
  *
  * - **Resends** only what is safe: GET, HEAD, OPTIONS, PUT, DELETE, TRACE, a request with an
  *   `Idempotency-Key`, or any request whose failure proves it never left (`notSent`: connection
