@@ -39,6 +39,20 @@ describe('request headers, in every form undici takes', () => {
     ]);
   });
 
+  it('every attempt sends the caller’s headers in the caller’s form: a repeated name stays two lines', async () => {
+    const raw: string[][] = [];
+    const server = await serve((n, res, req) => {
+      raw.push(req.rawHeaders.filter((_v, i, all) => all[i - (i % 2)] === 'X-Tag'));
+      sendStatus(res, n === 0 ? 503 : 200, n);
+    });
+    const { body } = await request(server.url, { headers: ['X-Tag', 'a', 'X-Tag', 'b'], dispatcher: agent() });
+    await body.dump();
+    expect(raw).toEqual([
+      ['X-Tag', 'a', 'X-Tag', 'b'],
+      ['X-Tag', 'a', 'X-Tag', 'b'],
+    ]);
+  });
+
   it('without an Idempotency-Key, a POST with a flat list of headers is sent once', async () => {
     const server = await serve(failThenOk(1));
     const { statusCode, body } = await request(server.url, { method: 'POST', body: 'b', headers: ['x-tag', 'a'], dispatcher: agent() });
