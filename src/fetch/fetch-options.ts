@@ -99,11 +99,12 @@ export const FETCH_RULES: FieldRules = {
 };
 
 /**
- * Checks every option (a TypeError/RangeError naming `<where>: options.<field>` and the
- * value it got; `where` is `retryFetch` unless another entry point took the options) and returns
- * the caller's own properties on a null prototype: whatever reads it sees only what the caller wrote.
+ * Checks every option (a TypeError/RangeError naming `<where>: options.<field>` and the value it
+ * got; `where` is the entry point the options were given to: `retryFetch`, or one built on it)
+ * and returns the caller's own properties on a null prototype: whatever reads it sees only what
+ * the caller wrote.
  */
-export function readFetchOptions(options: RetryFetchOptions | undefined, where = 'retryFetch'): RetryFetchOptions {
+export function readFetchOptions(options: RetryFetchOptions | undefined, where: string): RetryFetchOptions {
   if (options === undefined) return {};
   checkOptions(where, options, FETCH_RULES);
   return Object.assign(Object.create(null) as RetryFetchOptions, options);

@@ -114,6 +114,25 @@ describe('the controller the caller’s handler gets', () => {
     const told = await ended;
     expect(told.body).toBe(big);
     expect(told.events.at(-1)).toBe('end');
+    expect(told.controller).toMatchObject({ aborted: false, reason: null, paused: false });
+  });
+
+  it('a handler that throws at onResponseStart of a long body: the body is cancelled, its connection cut', async () => {
+    let closed: () => void = () => {};
+    const socketClosed = new Promise<void>((resolve) => (closed = resolve));
+    const server = await serve((_n, res) => {
+      res.socket?.once('close', closed);
+      res.writeHead(200, { 'content-length': '300000' });
+      res.end('z'.repeat(300_000));
+    });
+    const { handler, ended } = recorder({
+      onResponseStart: () => {
+        throw new Error('handler bug');
+      },
+    });
+    agent().dispatch(get(server.url), handler);
+    expect((await ended).events).toEqual(['start', 'status 200', 'error']);
+    await socketClosed;
   });
 
   it('a handler that throws at onResponseStart gets onResponseError with what it threw', async () => {
