@@ -47,6 +47,20 @@ describe('retried through request(), fetch() and the global dispatcher', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('an attempt timeout aborts the hung dispatch (its socket closes) and the next attempt answers', async () => {
+    let closed: () => void = () => {};
+    const stalledClosed = new Promise<void>((resolve) => (closed = resolve));
+    const server = await serve((n, res, req) => {
+      if (n > 0) return sendStatus(res, 200, n);
+      req.socket.once('close', closed);
+    });
+    const { statusCode, body } = await request(server.url, { dispatcher: agent({ ...fast, attemptTimeoutMs: 100 }) });
+    expect(statusCode).toBe(200);
+    await body.dump();
+    await stalledClosed;
+    expect(server.requests).toHaveLength(2);
+  });
+
   it('a 404 is the answer at once: one request, its body intact', async () => {
     const server = await serve((n, res) => sendStatus(res, 404, n));
     const { statusCode, body } = await request(server.url, { dispatcher: agent() });
