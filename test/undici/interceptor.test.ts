@@ -3,7 +3,7 @@
 // which methods are resent, which failures are retried, and what the caller gets at the end.
 import { Agent, type Dispatcher, fetch, request, setGlobalDispatcher } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { RetryError } from '../../src/index.js';
+import { RetryError, hedging } from '../../src/index.js';
 import { tenaciousInterceptor } from '../../src/undici/index.js';
 import { closedPort } from '../helpers/loopback.js';
 import { failThenOk, fast, sendStatus, useLoopback } from './kit.js';
@@ -59,6 +59,19 @@ describe('retried through request(), fetch() and the global dispatcher', () => {
     await body.dump();
     await stalledClosed;
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('hedge: a GET still unanswered after the hedging delay is sent again; the first answer wins, the loser’s socket closes', async () => {
+    let closed: () => void = () => {};
+    const stalledClosed = new Promise<void>((resolve) => (closed = resolve));
+    const server = await serve((n, res, req) => {
+      if (n > 0) return sendStatus(res, 200, n);
+      req.socket.once('close', closed);
+    });
+    const { statusCode, body } = await request(server.url, { dispatcher: agent({ ...fast, hedge: hedging({ delayMs: 20 }) }) });
+    expect(statusCode).toBe(200);
+    expect(await body.json()).toEqual({ status: 200, attempt: 2 });
+    await stalledClosed;
   });
 
   it('a 404 is the answer at once: one request, its body intact', async () => {
