@@ -39,6 +39,15 @@ describe('retried through request(), fetch() and the global dispatcher', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('setGlobalDispatcher(): Node’s own globalThis.fetch (its bundled undici) goes through it too', async () => {
+    const server = await serve(failThenOk(2));
+    setGlobalDispatcher(agent());
+    const res = await globalThis.fetch(`${server.url}/node-fetch`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 200, attempt: 3 });
+    expect(server.requests).toHaveLength(3);
+  });
+
   it('a reset connection is retried', async () => {
     const server = await serve((n, res, req) => (n === 0 ? req.socket.resetAndDestroy() : sendStatus(res, 200, n)));
     const { statusCode, body } = await request(server.url, { dispatcher: agent() });
