@@ -79,8 +79,14 @@ export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOn
   resume?: boolean;
 }
 
-/** retryFetch's options: retry()'s (but retryOnResult) and its own, checked by the one reader. */
-const RULES: FieldRules = {
+/**
+ * retryFetch's options: retry()'s (but retryOnResult) and its own, checked by the one reader.
+ * Exported for the entry points that take retryFetch's options under their own name.
+ *
+ * @example
+ * checkOptions('myFetchAdapter', options, { ...FETCH_RULES, fetch: leftOut('the adapter sends the requests') });
+ */
+export const FETCH_RULES: FieldRules = {
   ...RETRY_RULES,
   retryOnResult: {
     ok: () => false,
@@ -93,12 +99,13 @@ const RULES: FieldRules = {
 };
 
 /**
- * Checks every option (a TypeError/RangeError naming `retryFetch: options.<field>` and the
- * value it got) and returns the caller's own properties on a null prototype: whatever reads it
- * sees only what the caller wrote.
+ * Checks every option (a TypeError/RangeError naming `<where>: options.<field>` and the value it
+ * got; `where` is the entry point the options were given to: `retryFetch`, or one built on it)
+ * and returns the caller's own properties on a null prototype: whatever reads it sees only what
+ * the caller wrote.
  */
-export function readFetchOptions(options: RetryFetchOptions | undefined): RetryFetchOptions {
+export function readFetchOptions(options: RetryFetchOptions | undefined, where: string): RetryFetchOptions {
   if (options === undefined) return {};
-  checkOptions('retryFetch', options, RULES);
+  checkOptions(where, options, FETCH_RULES);
   return Object.assign(Object.create(null) as RetryFetchOptions, options);
 }

@@ -62,6 +62,20 @@ import { resumeDriver, resumeMode } from './resume-driver.js';
  * const csv = await res.text();
  */
 export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
+  return retryFetchAs('retryFetch', input, init, options);
+}
+
+/**
+ * {@link retryFetch} for an entry point built on it (the undici interceptor): `where` names that
+ * entry point in every error its options cause, when they are read and when the engine asks them.
+ * @internal
+ */
+export function retryFetchAs(
+  where: string,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  options: RetryFetchOptions | undefined,
+): Promise<Response> {
   // Destructured from an own-property copy: nothing is read through the prototype chain (an
   // `Object.prototype.idempotent = true` planted by another package must not make a POST
   // retried), and the rest holds only what the caller wrote.
@@ -75,10 +89,10 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
     hedge,
     resume,
     ...retryOptions
-  } = readFetchOptions(options);
+  } = readFetchOptions(options, where);
   const fetchFn = fetchOption ?? globalThis.fetch;
   if (typeof fetchFn !== 'function') {
-    throw new TypeError(`retryFetch: globalThis.fetch is ${describe(fetchFn)}; pass options.fetch`);
+    throw new TypeError(`${where}: globalThis.fetch is ${describe(fetchFn)}; pass options.fetch`);
   }
   let plan: RequestPlan;
   try {
@@ -101,7 +115,7 @@ export function retryFetch(input: string | URL | Request, init?: RequestInit, op
   let call: ReturnType<typeof startCall<Response>>;
   try {
     const { signal } = callSignal;
-    call = startCall(attempt, { ...retryOptions, ...policy, ...(signal && { signal }) }, 'retryFetch');
+    call = startCall(attempt, { ...retryOptions, ...policy, ...(signal && { signal }) }, where);
   } catch (error) {
     // Bad options: the engine threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
