@@ -13,6 +13,7 @@ export const libraryBuild: Options = {
     fetch: 'src/fetch/index.ts',
     google: 'src/google/index.ts',
     otel: 'src/otel/index.ts',
+    undici: 'src/undici/index.ts',
     grpc: 'src/grpc/index.ts',
     'tanstack-query': 'src/tanstack-query/index.ts',
     axios: 'src/axios/index.ts',

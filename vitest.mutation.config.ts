@@ -25,6 +25,7 @@ export default defineConfig({
       'test/otel/**/*.test.ts',
       'test/google/**/*.test.ts',
       'test/grpc/**/*.test.ts',
+      'test/undici/**/*.test.ts',
       'test/tanstack-query/**/*.test.ts',
       'test/axios/**/*.test.ts',
       'test/testing/**/*.test.ts',

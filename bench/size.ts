@@ -28,6 +28,7 @@ export const ENTRIES = {
   'tenacious/fetch': 'src/fetch/index.ts',
   'tenacious/google': 'src/google/index.ts',
   'tenacious/otel': 'src/otel/index.ts',
+  'tenacious/undici': 'src/undici/index.ts',
   'tenacious/grpc': 'src/grpc/index.ts',
   'tenacious/tanstack-query': 'src/tanstack-query/index.ts',
   'tenacious/axios': 'src/axios/index.ts',
@@ -35,7 +36,7 @@ export const ENTRIES = {
 } as const;
 
 /** Packages the measured bundles import instead of holding: the peer dependencies. */
-export const EXTERNAL = ['@opentelemetry/api', 'axios', '@grpc/grpc-js'];
+export const EXTERNAL = ['@opentelemetry/api', 'axios', '@grpc/grpc-js', 'undici'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -177,6 +178,15 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     limitBytes: 10_950,
   },
   {
+    // Issue 25: tenacious/undici: tenaciousInterceptor, each request through the dispatcher one
+    // retryFetch call whose fetch is a bridge to the rest of the chain; undici's types only.
+    // 15,701 B: retryFetch whole (14,559 B) and the bridge.
+    name: "the entry 'tenacious/undici'",
+    source: `export * from '${ENTRY}/undici';`,
+    targetBytes: undefined,
+    limitBytes: 15_750,
+  },
+  {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
     // entry, they do not make the library smaller (20,840 B for the whole package before).
     name: 'every entry together',
@@ -197,8 +207,10 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // they return): 28,199 B.
     // With issue 25's tenacious/testing (instant(), scriptedFetch and the runtimes' recorded
     // network errors, settle(), scheduleOf): 31,404 B; with tenacious/axios and
-    // tenacious/tanstack-query: 32,893 B; with tenacious/grpc: 34,336 B.
-    limitBytes: 34_400,
+    // tenacious/tanstack-query: 32,893 B; with tenacious/grpc: 34,336 B; with tenacious/undici:
+    // 35,486 B. The adapters and the kit are entries of their own: no application bundles them
+    // all, and each costs an application that imports it what the table above gives.
+    limitBytes: 35_550,
   },
 ];
 

@@ -34,6 +34,7 @@ const ENTRY_POINTS = [
   'axios/index.ts',
   'tanstack-query/index.ts',
   'grpc/index.ts',
+  'undici/index.ts',
 ];
 
 function sourceFiles(dir: string): string[] {

@@ -48,6 +48,7 @@ const LEAST_EXPORTS: Record<(typeof ENTRIES)[number]['specifier'], number> = {
   'tenacious/fetch': 5,
   'tenacious/google': 20,
   'tenacious/otel': 3,
+  'tenacious/undici': 4,
   'tenacious/grpc': 4,
   'tenacious/tanstack-query': 3,
   'tenacious/axios': 5,

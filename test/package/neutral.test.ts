@@ -63,6 +63,7 @@ const LANDMARK: Record<(typeof ENTRIES)[number]['specifier'], string> = {
   'tenacious/fetch': 'retryFetch',
   'tenacious/google': 'gcsResumableUpload',
   'tenacious/otel': 'tenacious.call.duration',
+  'tenacious/undici': 'tenaciousInterceptor',
   'tenacious/grpc': 'grpcRetryInterceptor',
   'tenacious/tanstack-query': 'queryRetry',
   'tenacious/axios': 'attachRetry',

@@ -64,7 +64,7 @@ describe('the packed tarball', () => {
     }
     // The adapters' clients and tenacious/otel's API: optional, so npm installs them only for an
     // application that has them already.
-    const peers = { '@grpc/grpc-js': '^1.10.0', '@opentelemetry/api': '^1.7.0', axios: '^1.5.0' };
+    const peers = { '@grpc/grpc-js': '^1.10.0', '@opentelemetry/api': '^1.7.0', axios: '^1.5.0', undici: '>=7.0.0' };
     expect(manifest.peerDependencies).toEqual(peers);
     expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(Object.keys(peers).map((name) => [name, { optional: true }])));
     const installed = (await readdir(join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'));
