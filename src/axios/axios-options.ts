@@ -5,6 +5,7 @@
  */
 import type { AxiosResponse } from 'axios';
 import { RETRY_RULES } from '../core/options.js';
+import { MAX_RETRY_AFTER_RULE } from '../fetch/fetch-options.js';
 import type { RetryOptions } from '../types.js';
 import { type FieldRules, checkOptions, leftOut, mustError } from '../util/check.js';
 
@@ -56,7 +57,7 @@ const RULES: FieldRules = {
   retryOnResult: leftOut("axios's validateStatus says which responses fail; those are judged by retryable"),
   signal: leftOut("pass the request's own signal or cancelToken: it aborts the whole call"),
   hedge: leftOut('not offered for axios'),
-  maxRetryAfterMs: { ok: (v) => typeof v === 'number' && v >= 0, rule: 'be a number >= 0 (Infinity for none)', range: true },
+  maxRetryAfterMs: MAX_RETRY_AFTER_RULE,
 };
 
 /**

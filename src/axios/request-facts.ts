@@ -4,11 +4,9 @@
  * and the one signal that aborts the whole call (its `signal` and its `cancelToken`).
  */
 import type { CancelToken, InternalAxiosRequestConfig } from 'axios';
+import { isIdempotentRequest } from '../classify/idempotent-request.js';
 import { eitherSignal } from '../fetch/either-signal.js';
 import { headerValue } from '../util/http-headers.js';
-
-/** Methods that RFC 9110 defines as idempotent, as retryFetch reads them. */
-const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 
 /** The request's facts, read once. */
 export interface RequestFacts {
@@ -22,9 +20,8 @@ export interface RequestFacts {
 export function requestFacts(config: InternalAxiosRequestConfig): RequestFacts {
   // axios has lower-cased the method and filled in its default ('get') by now.
   const method = String(config.method).toUpperCase();
-  // axios trims header values (AxiosHeaders): a blank key reads as ''.
-  const key = headerValue(config.headers, 'idempotency-key') ?? '';
-  return { idempotent: IDEMPOTENT_METHODS.has(method) || key !== '', replayable: isReplayable(config.data) };
+  const key = headerValue(config.headers, 'idempotency-key');
+  return { idempotent: isIdempotentRequest(method, key), replayable: isReplayable(config.data) };
 }
 
 /**

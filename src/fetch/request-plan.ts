@@ -3,9 +3,7 @@
  * and judges, whether that method (or an `Idempotency-Key`) makes it safe to resend, whether its
  * body can be sent again, and whose signal guards it. Read once, from own properties only.
  */
-
-/** Methods that RFC 9110 defines as idempotent: sending one twice has the effect of sending it once. */
-const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+import { isIdempotentRequest } from '../classify/idempotent-request.js';
 
 /** What retryFetch needs to know about the request, read once before the first attempt. */
 export interface RequestPlan {
@@ -37,14 +35,13 @@ export function planRequest(input: string | URL | Request, init: RequestInit | u
   const method = sentMethod.toUpperCase();
   // fetch(request, init) takes init's headers instead of the request's when init has some.
   const headers = ownHeaders !== undefined ? new Headers(ownHeaders) : request?.headers;
-  const key = headers?.get('idempotency-key') ?? '';
   const callerSignal = ownSignal !== undefined ? (ownSignal ?? undefined) : request?.signal;
   return {
     request,
     method,
     sentMethod,
     headers,
-    idempotent: IDEMPOTENT_METHODS.has(method) || key.trim() !== '',
+    idempotent: isIdempotentRequest(method, headers?.get('idempotency-key')),
     replayable: isReplayable(ownMember(init, 'body')),
     callerSignal,
   };

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_BACKOFF, readBackoffPolicy } from '../core/backoff.js';
 import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
+import { MAX_RETRY_AFTER_RULE } from '../fetch/fetch-options.js';
 import type { BackoffPolicy, RetryPredicate } from '../types.js';
 import { BOOLEAN, FUNCTION, type FieldRules, leftOut, readChecked, wholeAtLeast } from '../util/check.js';
 
@@ -56,7 +57,7 @@ const RULES: FieldRules = {
   retryable: FUNCTION,
   maxAttempts: wholeAtLeast(1),
   backoff: RETRY_RULES.backoff,
-  maxRetryAfterMs: { ok: (v) => typeof v === 'number' && v >= 0, rule: 'be a number >= 0 (Infinity for none)', range: true },
+  maxRetryAfterMs: MAX_RETRY_AFTER_RULE,
   idempotent: BOOLEAN,
   rng: FUNCTION,
   deadlineMs: leftOut("TanStack Query's retries have no overall deadline: bound them with maxAttempts and the backoff's maxDelayMs"),
