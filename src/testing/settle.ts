@@ -13,9 +13,22 @@
  * const clocks: FakeClock[] = [FakeTimers.install(), vi, mock.timers, () => clock.runToLastAsync().then(() => true)];
  */
 export type FakeClock =
-  | { nextAsync(): Promise<unknown>; countTimers(): number }
-  | { advanceTimersToNextTimerAsync(): Promise<unknown>; getTimerCount(): number }
-  | { runAll(): void }
+  | {
+      /** Runs the next timer (`@sinonjs/fake-timers`). */
+      nextAsync(): Promise<unknown>;
+      /** How many timers are left. */
+      countTimers(): number;
+    }
+  | {
+      /** Runs the next timer (vitest's `vi`). */
+      advanceTimersToNextTimerAsync(): Promise<unknown>;
+      /** How many timers are left. */
+      getTimerCount(): number;
+    }
+  | {
+      /** Runs every timer due (`node:test`'s `mock.timers`). */
+      runAll(): void;
+    }
   | (() => boolean | Promise<boolean>);
 
 /**
