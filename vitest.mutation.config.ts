@@ -10,7 +10,10 @@ import base from './vitest.config.js';
 // server per run; resume.test.ts and gcs-upload.test.ts cover the same code on loopback, and
 // test/otel's other files the telemetry of transfers; the demo test spawns a process; the
 // http instrumentation's test needs node:http required after the instrumentation is made, which
-// one module graph shared by every file cannot promise: fetch.test.ts covers the same hook).
+// one module graph shared by every file cannot promise: fetch.test.ts covers the same hook; and
+// the kit's runs under each framework's fake clock (test/testing/fake-clocks.test.ts): sinon's
+// and vitest's fake timers installed one after the other in one process left later real-client
+// tests (grpc-js) hanging; test/runtime/clock.test.ts covers which clock the library follows).
 export default defineConfig({
   test: {
     ...base.test,
@@ -38,6 +41,7 @@ export default defineConfig({
       'test/otel/transfers.test.ts',
       'test/otel/demo.test.ts',
       'test/otel/http.test.ts',
+      'test/testing/fake-clocks.test.ts',
     ],
     // One module graph for all files: Stryker reruns these files for every mutant, and
     // re-importing src/ per file doubled each run. The tests clean up after themselves (the

@@ -20,6 +20,8 @@ afterEach(() => {
   vi.restoreAllMocks();
   clock?.uninstall();
   clock = undefined;
+  // Timers stubbed by hand (handClock) go too, or the next test file would run on them.
+  vi.unstubAllGlobals();
   // Every test must leave nothing behind in the shared queue.
   expect(left).toEqual({ queued: 0, timerArmed: false });
 });
@@ -169,21 +171,27 @@ describe('clocks', () => {
     expect(realSetTimeout.mock.calls[0]?.[1]).toBeLessThanOrEqual(60_000);
     const realTimer = realSetTimeout.mock.results[0]?.value;
 
+    // The clock is laid over the spies: it must go first, or it would put them back when it goes.
     clock = installClock();
-    const second = failing(1);
-    const p2 = track(retry(second.fn, { backoff: constant(1000) }));
-    await clock.tickAsync(0);
-    expect(realClearTimeout).toHaveBeenCalledWith(realTimer);
-    expect(realSetTimeout).toHaveBeenCalledTimes(1); // everything since runs on the virtual clock
-    await clock.tickAsync(1000);
-    expect(p2.value).toBe('ok');
-    // The rest of the first call's minute (less the real milliseconds already spent, under one
-    // second even on a loaded machine) runs on virtual time, from where the real clock stood.
-    await clock.tickAsync(58_000);
-    expect(first.calls).toHaveLength(1);
-    await clock.tickAsync(1000);
-    expect(first.calls).toHaveLength(2);
-    expect(p1.value).toBe('ok');
+    try {
+      const second = failing(1);
+      const p2 = track(retry(second.fn, { backoff: constant(1000) }));
+      await clock.tickAsync(0);
+      expect(realClearTimeout).toHaveBeenCalledWith(realTimer);
+      expect(realSetTimeout).toHaveBeenCalledTimes(1); // everything since runs on the virtual clock
+      await clock.tickAsync(1000);
+      expect(p2.value).toBe('ok');
+      // The rest of the first call's minute (less the real milliseconds already spent, under one
+      // second even on a loaded machine) runs on virtual time, from where the real clock stood.
+      await clock.tickAsync(58_000);
+      expect(first.calls).toHaveLength(1);
+      await clock.tickAsync(1000);
+      expect(first.calls).toHaveLength(2);
+      expect(p1.value).toBe('ok');
+    } finally {
+      clock?.uninstall();
+      clock = undefined;
+    }
   });
 });
 
