@@ -4,8 +4,7 @@
  * checks, which name the field and the value they got.
  */
 import type { AxiosResponse } from 'axios';
-import { RETRY_RULES } from '../core/options.js';
-import { MAX_RETRY_AFTER_RULE } from '../fetch/fetch-options.js';
+import { MAX_RETRY_AFTER_RULE, RETRY_RULES } from '../core/options.js';
 import type { RetryOptions } from '../types.js';
 import { type FieldRules, checkOptions, leftOut, mustError } from '../util/check.js';
 

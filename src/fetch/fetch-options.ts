@@ -2,8 +2,8 @@
  * retryFetch's options: their types, and the checks of the ones retry() does not know, which
  * throw at the call naming the field and the value it got.
  */
-import { BOOLEAN, FUNCTION, type FieldRule, type FieldRules, checkOptions } from '../util/check.js';
-import { RETRY_RULES } from '../core/options.js';
+import { BOOLEAN, FUNCTION, type FieldRules, checkOptions } from '../util/check.js';
+import { MAX_RETRY_AFTER_RULE, RETRY_RULES } from '../core/options.js';
 import type { AttemptMode, RetryOptions } from '../types.js';
 
 /**
@@ -86,19 +86,6 @@ export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOn
  * @example
  * checkOptions('myFetchAdapter', options, { ...FETCH_RULES, fetch: leftOut('the adapter sends the requests') });
  */
-/**
- * The rule of `maxRetryAfterMs`, the longest server-asked wait worth waiting for, in every entry
- * that takes it (retryFetch, the adapters).
- *
- * @example
- * checkOptions('myAdapter', options, { ...RETRY_RULES, maxRetryAfterMs: MAX_RETRY_AFTER_RULE });
- */
-export const MAX_RETRY_AFTER_RULE: FieldRule = {
-  ok: (v) => typeof v === 'number' && v >= 0,
-  rule: 'be a number >= 0 (Infinity for none)',
-  range: true,
-};
-
 export const FETCH_RULES: FieldRules = {
   ...RETRY_RULES,
   retryOnResult: {
