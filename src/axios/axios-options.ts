@@ -4,9 +4,9 @@
  * checks, which name the field and the value they got.
  */
 import type { AxiosResponse } from 'axios';
-import { MAX_RETRY_AFTER_RULE, RETRY_RULES } from '../core/options.js';
+import { RETRY_RULES } from '../core/options.js';
 import type { RetryOptions } from '../types.js';
-import { type FieldRules, checkOptions, leftOut, mustError } from '../util/check.js';
+import { type FieldRules, checkOptions, leftOut, mustError, MAX_RETRY_AFTER_RULE } from '../util/check.js';
 
 /**
  * Options of {@link attachRetry}: `retry()`'s, but those a request says itself (its `signal`

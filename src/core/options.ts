@@ -117,19 +117,6 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
 /** A name, for telemetry. */
 const NAME: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
 
-/**
- * The rule of `maxRetryAfterMs`, the longest server-asked wait worth waiting for, in every entry
- * that takes it (retryFetch, the adapters).
- *
- * @example
- * checkOptions('myAdapter', options, { ...RETRY_RULES, maxRetryAfterMs: MAX_RETRY_AFTER_RULE });
- */
-export const MAX_RETRY_AFTER_RULE: FieldRule = {
-  ok: (v) => typeof v === 'number' && v >= 0,
-  rule: 'be a number >= 0 (Infinity for none)',
-  range: true,
-};
-
 /** Every option of `retry()` and what it must be; also the list an unknown option is shown. */
 export const RETRY_RULES = {
   // A function passes here, and readBackoffPolicy refuses it as not a plain object.

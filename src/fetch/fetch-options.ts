@@ -2,8 +2,8 @@
  * retryFetch's options: their types, and the checks of the ones retry() does not know, which
  * throw at the call naming the field and the value it got.
  */
-import { BOOLEAN, FUNCTION, type FieldRules, checkOptions } from '../util/check.js';
-import { MAX_RETRY_AFTER_RULE, RETRY_RULES } from '../core/options.js';
+import { BOOLEAN, FUNCTION, type FieldRules, checkOptions, MAX_RETRY_AFTER_RULE } from '../util/check.js';
+import { RETRY_RULES } from '../core/options.js';
 import type { AttemptMode, RetryOptions } from '../types.js';
 
 /**

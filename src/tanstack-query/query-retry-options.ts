@@ -3,9 +3,9 @@
  * `retryDelay` can honour, checked once, naming the field and the value they got.
  */
 import { DEFAULT_BACKOFF, readBackoffPolicy } from '../core/backoff.js';
-import { DEFAULT_DEADLINE_MS, MAX_RETRY_AFTER_RULE, RETRY_RULES } from '../core/options.js';
+import { DEFAULT_DEADLINE_MS, RETRY_RULES } from '../core/options.js';
 import type { BackoffPolicy, RetryPredicate } from '../types.js';
-import { BOOLEAN, FUNCTION, type FieldRules, leftOut, readChecked, wholeAtLeast } from '../util/check.js';
+import { BOOLEAN, FUNCTION, type FieldRules, leftOut, readChecked, wholeAtLeast, MAX_RETRY_AFTER_RULE } from '../util/check.js';
 
 /**
  * Options of {@link queryRetry}.

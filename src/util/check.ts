@@ -214,6 +214,19 @@ export const FUNCTION: FieldRule = { ok: isFunction, rule: 'be a function' };
 export const BOOLEAN: FieldRule = { ok: (v) => typeof v === 'boolean', rule: 'be a boolean' };
 
 /**
+ * `maxRetryAfterMs`, the longest server-asked wait worth waiting for, in every entry that takes
+ * it (retryFetch, the axios and TanStack Query adapters).
+ *
+ * @example
+ * checkOptions('myAdapter', options, { ...RETRY_RULES, maxRetryAfterMs: MAX_RETRY_AFTER_RULE });
+ */
+export const MAX_RETRY_AFTER_RULE: FieldRule = {
+  ok: (v) => typeof v === 'number' && v >= 0,
+  rule: 'be a number >= 0 (Infinity for none)',
+  range: true,
+};
+
+/**
  * An `AbortSignal`, or anything that has what the engine uses of one: its state, and a listener
  * it can add and remove again (a signal that cannot remove its listener would keep every call
  * that ever saw it alive).
