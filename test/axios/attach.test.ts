@@ -2,23 +2,15 @@
 // requests the server saw: axios has no retries of its own, so a bare instance sends each
 // request once, and an attached one sends exactly the attempts the engine makes.
 import { Readable } from 'node:stream';
-import axios, { AxiosError, type AxiosInstance } from 'axios';
+import axios, { AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
 import { attachRetry } from '../../src/axios/index.js';
 import { type GiveUpEvent, RetryError, type RetryEvent } from '../../src/index.js';
 import { failureOf } from '../clients/loopback.js';
 import { ITEM, useScriptedServers } from '../clients/recipe-kit.js';
+import { attached, fast } from './attached.js';
 
 const serve = useScriptedServers();
-
-/** Tiny waits: these tests count requests; the waits are tested in virtual time (timing.test.ts). */
-const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } } as const;
-
-function attached(options: Parameters<typeof attachRetry>[1] = fast): AxiosInstance {
-  const api = axios.create();
-  attachRetry(api, options);
-  return api;
-}
 
 describe('one axios request, one call of the engine', () => {
   it('503, 503, 200: resolves with the transformed body after exactly three requests (a bare instance: one, and a 503)', async () => {

@@ -2,7 +2,7 @@
 // connection was refused, the caller's signal and cancelToken ending the whole call, the
 // deadline, one retry layer per instance, per-request options, and options checked up front.
 import { getEventListeners } from 'node:events';
-import axios, { type AxiosError, type AxiosInstance } from 'axios';
+import axios, { type AxiosError } from 'axios';
 import { describe, expect, it } from 'vitest';
 import { attachRetry } from '../../src/axios/index.js';
 import { RetryError } from '../../src/index.js';
@@ -10,16 +10,9 @@ import { startLoopback } from '../helpers/loopback.js';
 import { closedPort } from '../helpers/loopback.js';
 import { failureOf, sendJson } from '../clients/loopback.js';
 import { ITEM, useScriptedServers } from '../clients/recipe-kit.js';
+import { attached, fast } from './attached.js';
 
 const serve = useScriptedServers();
-const fast = { backoff: { initialDelayMs: 1, maxDelayMs: 5 } } as const;
-
-function attached(options: Parameters<typeof attachRetry>[1] = fast): AxiosInstance {
-  const api = axios.create();
-  attachRetry(api, options);
-  return api;
-}
-
 describe('a POST on a refused connection (it provably never left)', () => {
   it('is resent: the server, started after the refusal, gets it once', async () => {
     const port = await closedPort();
