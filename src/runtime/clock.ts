@@ -1,6 +1,6 @@
 /**
- * The clocks of the library. Both are looked up on `globalThis` at each call, never at import,
- * so virtual clocks (`@sinonjs/fake-timers`, `vi.useFakeTimers()`, `node:test`'s `mock.timers`)
+ * The clocks of the library. They are looked up at each call, never fixed at import, so that
+ * virtual clocks (`@sinonjs/fake-timers`, `vi.useFakeTimers()`, `node:test`'s `mock.timers`)
  * installed later take effect.
  */
 
@@ -15,22 +15,30 @@ let clockNow: Clock['now'] | undefined;
 let clockOffset = 0;
 
 // The clocks and timers found when this module loaded: a different one later is a virtual clock's.
-const hostPerformanceNow = globalThis.performance.now;
+const hostPerformance: Clock = globalThis.performance;
+const hostPerformanceNow = hostPerformance.now;
 const hostDateNow = Date.now;
 /** The host's own setTimeout (undefined where there is none); the timer queue's backstop runs on it. */
 export const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeout;
 
 /**
- * The clock that moves with the timers: `performance`, unless a virtual clock replaced
- * `setTimeout` and `Date` and left `performance` alone. `node:test`'s `mock.timers` does (it
- * fakes timers and `Date` only), as does `vi.useFakeTimers({ toFake })` without `'performance'`:
- * then only `Date.now()` advances when the fake timers fire, and a wait measured on
- * `performance.now()` would never end. A `Date` mocked under real timers (`vi.setSystemTime`
+ * The clock that moves with the timers. While the host's own `setTimeout` is installed, that is
+ * the host's `performance` object, whose `now` is still read at each call (@sinonjs/fake-timers
+ * also patches it there, in Node): reading `globalThis.performance` costs an accessor call in
+ * Node, about a tenth of a `retry()` that succeeds at once, and a clock replaced without the
+ * timers could not time the waits anyway. Once a virtual clock replaced `setTimeout`, it is
+ * `globalThis.performance`, unless that clock replaced `setTimeout` and `Date` and left
+ * `performance` alone, as `node:test`'s `mock.timers` does (it fakes timers and `Date` only)
+ * and `vi.useFakeTimers({ toFake })` without `'performance'`: then only `Date.now()` advances
+ * when the fake timers fire, and a wait measured on `performance.now()` would never end. A `Date` mocked under real timers (`vi.setSystemTime`
  * alone) may stand still, so it is not followed.
  */
-function clockOf(performance: Clock, date: Clock): Clock {
-  // The host's timers first: the one comparison every call pays where no virtual clock is installed.
-  if (globalThis.setTimeout === hostSetTimeout || performance.now !== hostPerformanceNow) return performance;
+function clockOf(): Clock {
+  // The one comparison every call pays where no virtual clock is installed.
+  if (globalThis.setTimeout === hostSetTimeout) return hostPerformance;
+  const performance: Clock = globalThis.performance;
+  if (performance.now !== hostPerformanceNow) return performance;
+  const date: Clock = globalThis.Date;
   // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent when Date is the host's: then both are the host's real clocks, which move together
   return date.now !== hostDateNow ? date : performance;
 }
@@ -43,7 +51,7 @@ function clockOf(performance: Clock, date: Clock): Clock {
  * times stay true. The offset is a whole number so that virtual times stay exact.
  */
 export function steadyNow(): number {
-  const source = clockOf(globalThis.performance, globalThis.Date);
+  const source = clockOf();
   const read = source.now;
   const raw = read.call(source);
   if (source !== clockSource || read !== clockNow) {

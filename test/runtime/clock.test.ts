@@ -49,6 +49,23 @@ describe('steadyNow follows', () => {
     expect(steadyMoveDuring(() => (date.at += 0))).toBe(0);
   });
 
+  it('the host’s performance while the host’s timers are installed, even if globalThis.performance is replaced', () => {
+    const perf = handClock(5_000);
+    vi.stubGlobal('setTimeout', hostSetTimeout);
+    vi.stubGlobal('performance', perf);
+    steadyNow();
+    // A clock replaced without the timers is not followed: the real one moves by microseconds.
+    expect(steadyMoveDuring(() => (perf.at += 1_000))).toBeLessThan(1_000);
+  });
+
+  it('a now() patched onto the host’s performance object under the host’s timers', () => {
+    vi.stubGlobal('setTimeout', hostSetTimeout);
+    let at = 7_000;
+    vi.spyOn(performance, 'now').mockImplementation(() => at);
+    steadyNow();
+    expect(steadyMoveDuring(() => (at += 250))).toBe(250);
+  });
+
   it('performance when only Date is replaced (a mocked system time under real timers)', () => {
     const date = handClock(9_000);
     vi.stubGlobal('Date', date);

@@ -421,6 +421,7 @@ describe('steadyNow', () => {
     function now(this: { t: number }): number {
       return this.t;
     }
+    vi.stubGlobal('setTimeout', () => 0); // a virtual clock's timers: globalThis.performance is followed
     vi.stubGlobal('performance', { t: 100, now });
     const first = steadyNow();
     vi.stubGlobal('performance', { t: 500, now });
