@@ -27,7 +27,6 @@ type AttemptFn<T> = (ctx: AttemptContext) => T | PromiseLike<T>;
 
 /** One call: its own timer-queue entry and abort watcher, in private fields no context exposes. */
 export class Run<T> implements Timed, AbortWatcher {
-  dueAt = 0;
   slot = NOT_QUEUED;
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
@@ -181,7 +180,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#queueStop(t);
   }
 
-  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (`dueAt` tells which). */
+  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (the time it is due at tells which). */
   #queueStop(attemptStart: number): void {
     const config = this.#config;
     // Stryker disable next-line ConditionalExpression: equivalent: timeoutOf gives the fixed attemptTimeoutMs without schedule options too; this spares the common call its work
@@ -190,10 +189,10 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
-  onDue(t: number): void {
+  onDue(t: number, dueAt: number): void {
     try {
       if (this.#phase === SLEEPING) this.#attemptAt(t, t);
-      else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
+      else this.#attemptOverran(t, dueAt); // a settled call is unqueued: an attempt is running
     } catch (error) {
       this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
@@ -210,8 +209,8 @@ export class Run<T> implements Timed, AbortWatcher {
     schedule(this, startAt);
   }
 
-  #attemptOverran(t: number): void {
-    const atDeadline = this.dueAt === this.#runStart() + this.#config.deadlineMs;
+  #attemptOverran(t: number, dueAt: number): void {
+    const atDeadline = dueAt === this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
     const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last), this.#attempt - (this.#more?.base ?? 0));
     this.#controller?.abort(timeout);

@@ -88,7 +88,6 @@ class Copy implements AttemptContext {
 
 /** One hedged attempt: its copies, the moment of the next one, and its one outcome. */
 export class HedgedAttempt<T> implements Timed {
-  dueAt = 0;
   slot = NOT_QUEUED;
   #settled = false;
   #sent = 0;

@@ -16,12 +16,10 @@ import { hostSetTimeout, steadyNow } from './clock.js';
 
 /** Something waiting for a moment in time; `retry()`'s per-call state implements it. */
 export interface Timed {
-  /** When it is due, on the `steadyNow()` clock. */
-  dueAt: number;
   /** Position in the heap, or `NOT_QUEUED`. */
   slot: number;
-  /** Called once when due, with the current time. */
-  onDue(now: number): void;
+  /** Called once when due, with the current time and the time it was due at. */
+  onDue(now: number, dueAt: number): void;
   /** True: waiting for this item alone does not keep the process alive. Fixed while queued. */
   readonly unref?: boolean;
 }
@@ -33,6 +31,9 @@ export const NOT_QUEUED = -1;
 export const MAX_TIMER_DELAY = 2_147_483_647;
 
 const heap: Timed[] = [];
+// The due times, on the `steadyNow()` clock, beside the heap (`dueTimes[i]` is `heap[i]`'s): an
+// array of numbers holds them unboxed, where a field of each item would box each in 16 bytes.
+const dueTimes: number[] = [];
 
 /** `slot` of an item taken off the heap by the running timer tick and not yet called. */
 const DUE = -2;
@@ -51,15 +52,11 @@ export function schedule(item: Timed, dueAt: number): void {
   // Queued already: move it rather than queue it twice (a heap holding one item in two slots
   // would call it twice and lose track of its position). Harmless when it is not queued.
   unschedule(item);
-  item.dueAt = dueAt;
-  if (dueAt === Infinity) {
-    item.slot = NOT_QUEUED;
-    return;
-  }
-  item.slot = heap.length;
+  if (dueAt === Infinity) return;
   heap.push(item);
+  dueTimes.push(dueAt);
   if (item.unref !== true) refCount++;
-  siftUp(item.slot);
+  siftUp(heap.length - 1);
   armTimer();
   syncRef();
 }
@@ -75,8 +72,10 @@ export function unschedule(item: Timed): void {
   item.slot = NOT_QUEUED;
   if (item.unref !== true) refCount--;
   const last = heap.pop() as Timed;
+  const lastDueAt = dueTimes.pop() as number;
   if (slot < heap.length) {
     heap[slot] = last;
+    dueTimes[slot] = lastDueAt;
     last.slot = slot;
     // At most one of the two moves it: an item due before the parent of `slot` is due before
     // everything below it too.
@@ -99,20 +98,23 @@ function onTimer(): void {
     // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
     // Stryker disable next-line ArrayDeclaration: an element that is no Timed has no slot, so the DUE check below skips it
     const due: Timed[] = [];
-    while (heap.length > 0 && (heap[0] as Timed).dueAt <= t) {
+    const dueAt: number[] = [];
+    while (heap.length > 0 && (dueTimes[0] as number) <= t) {
       const item = heap[0] as Timed;
+      dueAt.push(dueTimes[0] as number);
       unschedule(item);
       item.slot = DUE;
       due.push(item);
     }
-    for (const item of due) {
+    for (let i = 0; i < due.length; i++) {
+      const item = due[i] as Timed;
       // An earlier call of this tick may have settled this item (an abort it raised) or moved
       // it: its turn is gone, and calling it now would act on a settled call.
       if (item.slot !== DUE) continue;
       item.slot = NOT_QUEUED;
       // Each item is isolated: one that throws must not keep the others of this tick waiting.
       try {
-        item.onDue(t);
+        item.onDue(t, dueAt[i] as number);
       } catch (error) {
         failure ??= { error };
       }
@@ -125,17 +127,17 @@ function onTimer(): void {
 }
 
 function armTimer(): void {
-  const head = heap[0];
-  if (head === undefined) return disarmTimer();
+  if (heap.length === 0) return disarmTimer();
+  const headDueAt = dueTimes[0] as number;
   const owner = globalThis.setTimeout;
   // Keep a timer that fires in time, unless another clock armed it: that one may never fire
   // (a virtual clock removed). No timer armed means timerDueAt is Infinity.
-  if (timerOwner === owner && timerDueAt <= head.dueAt) return;
+  if (timerOwner === owner && timerDueAt <= headDueAt) return;
   disarmTimer();
-  const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(head.dueAt - steadyNow())));
+  const delay = Math.min(MAX_TIMER_DELAY, Math.max(0, Math.ceil(headDueAt - steadyNow())));
   timerOwner = owner;
   timerClear = globalThis.clearTimeout;
-  timerDueAt = head.dueAt;
+  timerDueAt = headDueAt;
   timer = owner(onTimer, delay);
   timerRefd = true;
   syncRef();
@@ -209,33 +211,38 @@ function onBackstop(): void {
 
 function siftUp(index: number): void {
   const item = heap[index] as Timed;
+  const dueAt = dueTimes[index] as number;
   while (index > 0) {
     const parentIndex = (index - 1) >> 1;
-    const parent = heap[parentIndex] as Timed;
-    if (parent.dueAt <= item.dueAt) break;
-    heap[index] = parent;
-    parent.slot = index;
+    const parentDueAt = dueTimes[parentIndex] as number;
+    if (parentDueAt <= dueAt) break;
+    moveTo(index, heap[parentIndex] as Timed, parentDueAt);
     index = parentIndex;
   }
-  heap[index] = item;
-  item.slot = index;
+  moveTo(index, item, dueAt);
 }
 
 function siftDown(index: number): void {
   const item = heap[index] as Timed;
+  const dueAt = dueTimes[index] as number;
   const length = heap.length;
   for (;;) {
     let child = 2 * index + 1;
     if (child >= length) break;
     const right = child + 1;
-    if (right < length && (heap[right] as Timed).dueAt < (heap[child] as Timed).dueAt) child = right;
-    const smaller = heap[child] as Timed;
-    if (smaller.dueAt >= item.dueAt) break;
-    heap[index] = smaller;
-    smaller.slot = index;
+    if (right < length && (dueTimes[right] as number) < (dueTimes[child] as number)) child = right;
+    const childDueAt = dueTimes[child] as number;
+    if (childDueAt >= dueAt) break;
+    moveTo(index, heap[child] as Timed, childDueAt);
     index = child;
   }
+  moveTo(index, item, dueAt);
+}
+
+/** Puts `item`, due at `dueAt`, in heap slot `index`. */
+function moveTo(index: number, item: Timed, dueAt: number): void {
   heap[index] = item;
+  dueTimes[index] = dueAt;
   item.slot = index;
 }
 

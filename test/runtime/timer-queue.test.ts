@@ -477,7 +477,7 @@ describe('unref: waits that do not keep the process alive', () => {
           clock = installClock();
           const lastTimer = timerHandles();
           try {
-            const items: Timed[] = specs.map((spec) => ({ dueAt: 0, slot: NOT_QUEUED, unref: spec.unref, onDue: () => {} }));
+            const items: Timed[] = specs.map((spec) => ({ slot: NOT_QUEUED, unref: spec.unref, onDue: () => {} }));
             const check = () => {
               const queued = items.filter((item) => item.slot >= 0);
               if (queued.length === 0) return expect(queueState().timerArmed).toBe(false);
@@ -530,7 +530,7 @@ describe('the queue’s own contract, items scheduled directly', () => {
   /** An item that records the times it was called at. */
   function item(unref?: boolean): Timed & { calls: number[] } {
     const calls: number[] = [];
-    return { dueAt: 0, slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
+    return { slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
   }
 
   it('calls the items in the order of their due times, each at its time, whatever was removed before', () => {
@@ -543,8 +543,15 @@ describe('the queue’s own contract, items scheduled directly', () => {
           try {
             const start = steadyNow();
             const order: number[] = [];
+            const told: number[] = [];
             const items = dueTimes.map((due) => {
-              const it: Timed = { dueAt: 0, slot: NOT_QUEUED, onDue: (t) => order.push(t - start) };
+              const it: Timed = {
+                slot: NOT_QUEUED,
+                onDue: (t, dueAt) => {
+                  order.push(t - start);
+                  told.push(dueAt - start); // the due time it was queued with, not the tick's
+                },
+              };
               schedule(it, start + due);
               return it;
             });
@@ -552,7 +559,9 @@ describe('the queue’s own contract, items scheduled directly', () => {
               if (removed[i]) unschedule(it);
             });
             clock.tick(1000);
-            expect(order).toEqual(dueTimes.filter((_, i) => !removed[i]).sort((a, b) => a - b));
+            const expected = dueTimes.filter((_, i) => !removed[i]).sort((a, b) => a - b);
+            expect(order).toEqual(expected);
+            expect(told).toEqual(expected);
             expect(queueState()).toEqual({ queued: 0, timerArmed: false });
           } finally {
             clock.uninstall();
@@ -587,7 +596,6 @@ describe('the queue’s own contract, items scheduled directly', () => {
     const removed = item();
     const moved = item();
     const first: Timed = {
-      dueAt: 0,
       slot: NOT_QUEUED,
       onDue: () => {
         unschedule(removed);
@@ -606,13 +614,26 @@ describe('the queue’s own contract, items scheduled directly', () => {
     expect(removed.calls).toEqual([]);
   });
 
+  it('tells each item the time it was due at, also when the timer turn comes later', () => {
+    clock = installClock();
+    const start = steadyNow();
+    const seen: Array<[number, number]> = [];
+    const at = (): Timed => ({ slot: NOT_QUEUED, onDue: (t, due) => seen.push([t - start, due - start]) });
+    schedule(at(), start - 5);
+    schedule(at(), start - 2);
+    clock.tick(0);
+    expect(seen).toEqual([
+      [0, -5],
+      [0, -2],
+    ]);
+  });
+
   it('calls every item of a tick though some throw, then throws the first error from the timer, and still calls later items', () => {
     clock = installClock();
     const start = steadyNow();
     const first = new Error('first');
     const second = new Error('second');
     const throwing = (error: Error): Timed => ({
-      dueAt: 0,
       slot: NOT_QUEUED,
       onDue: () => {
         throw error;
@@ -689,7 +710,7 @@ async function freshQueue(): Promise<typeof import('../../src/runtime/timer-queu
 /** An item for a fresh queue, recording the times it was called at. */
 function recorder(unref?: boolean): Timed & { calls: number[] } {
   const calls: number[] = [];
-  return { dueAt: 0, slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
+  return { slot: NOT_QUEUED, unref, calls, onDue: (t) => calls.push(t) };
 }
 
 describe('runtimes whose timers are not Node’s', () => {
