@@ -29,6 +29,30 @@ describe('the attempt context', () => {
       { attempt: 3, elapsedMs: 3000, remainingMs: 57_000, copy: 1 },
     ]);
   });
+
+  it('calls fn with no `this`, on every attempt and every hedged copy: the call’s own state stays out of reach', async () => {
+    const receivers: unknown[] = [];
+    const failFirst = script(httpError(503));
+    const retried = track(
+      retry(
+        function (this: unknown, ctx) {
+          receivers.push(this);
+          return failFirst.fn(ctx);
+        },
+        { backoff: noJitter },
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(retried.state).toBe('resolved');
+    await retry(
+      function (this: unknown) {
+        receivers.push(this);
+        return 'ok';
+      },
+      { hedge: hedging({ delayMs: 10 }) },
+    );
+    expect(receivers).toEqual([undefined, undefined, undefined]);
+  });
 });
 
 describe('the invocation id', () => {

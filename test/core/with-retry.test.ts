@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { RetryError, withRetry } from '../../src/index.js';
+import { RetryError, hedging, withRetry } from '../../src/index.js';
 import { noJitter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
@@ -35,6 +35,47 @@ describe('withRetry()', () => {
       [10, 5],
       [10, 5],
     ]);
+  });
+
+  it('hands a plain call exactly its own arguments, however many, at every attempt, and never the context', async () => {
+    const seen: unknown[][] = [];
+    const record = withRetry(
+      function (this: unknown, ...args: unknown[]) {
+        seen.push([this, ...args]);
+        // Each call's first attempt fails (the calls are told apart by their argument counts).
+        if (seen.filter((s) => s.length === args.length + 1).length === 1) throw httpError(503);
+        return args.length;
+      },
+      { backoff: noJitter },
+    );
+    const calls = [track(record()), track(record('a')), track(record('a', undefined, 3))];
+    await clock.tickAsync(1000);
+    expect(calls.map((c) => c.value)).toEqual([0, 1, 3]);
+    // A call's attempts run one after another, but the three calls interleave: sort by call.
+    expect(seen.sort((a, b) => a.length - b.length)).toEqual([
+      [undefined],
+      [undefined],
+      [undefined, 'a'],
+      [undefined, 'a'],
+      [undefined, 'a', undefined, 3],
+      [undefined, 'a', undefined, 3],
+    ]);
+  });
+
+  it('keeps a hedged call’s arguments for each of its copies', async () => {
+    const seen: unknown[][] = [];
+    const slowThenFast = withRetry(
+      (id: string) => {
+        seen.push([id]);
+        return new Promise<string>((resolve) => setTimeout(() => resolve(id), seen.length === 1 ? 500 : 10));
+      },
+      { hedge: hedging({ delayMs: 50, maxCopies: 2 }) },
+    );
+    const p = track(slowThenFast('x'));
+    await clock.tickAsync(100);
+    expect(p).toMatchObject({ state: 'resolved', value: 'x' });
+    expect(seen).toEqual([['x'], ['x']]);
+    await clock.tickAsync(500); // the first copy's own timer
   });
 
   it('retries each call on its own: own attempts, own deadline counted from that call', async () => {
