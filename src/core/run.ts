@@ -25,10 +25,7 @@ import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js'
 /** What an attempt runs: the caller's `fn`. */
 type AttemptFn<T> = (ctx: AttemptContext) => T | PromiseLike<T>;
 
-/**
- * One call: its own timer-queue entry and abort watcher, in private fields no context exposes.
- * Its helpers are TypeScript-private, not `#` methods, whose brand check costs each object a field.
- */
+/** One call: its own timer-queue entry and abort watcher, in private fields no context exposes. */
 export class Run<T> implements Timed, AbortWatcher {
   /** The returned promise adopts the run (retry.ts): an own `then` is found at once, not after the fields and the prototype. */
   readonly then: Run<T>['handOver'] = handOver;
@@ -42,29 +39,26 @@ export class Run<T> implements Timed, AbortWatcher {
   #reject: ((error: unknown) => void) | undefined = undefined;
   #config: RetryConfig;
   #more: Runs | undefined = undefined;
-  readonly #args: readonly unknown[] | undefined; // withRetry's: what `fn` is applied to, instead of the context
 
   constructor(
     private fn: AttemptFn<T>,
     config: RetryConfig,
     startedAt: number,
-    args?: readonly unknown[],
   ) {
     this.#config = config;
     this.#startedAt = startedAt;
-    this.#args = args;
   }
 
   /** options.unref, read by the timer queue (a getter: a field would cost every call 8 bytes). */
   get unref(): boolean {
     return this.#config.unref;
   }
-  private settled(): boolean {
+  #settled(): boolean {
     // Stryker disable next-line EqualityOperator: once succeeded, nothing asks: the signal is unwatched, the timer unqueued, late outcomes not current
     return this.#phase >= SUCCEEDED; // succeeded and failed are final, for a run
   }
 
-  private runStart(): number {
+  #runStart(): number {
     return this.#more?.startedAt ?? this.#startedAt; // the limits count from there
   }
 
@@ -75,24 +69,24 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   /** The context of the current attempt at time `t`. */
-  private contextAt(t: number): Context {
-    return contextAt(this, this.#attempt, t, this.#startedAt, this.runStart(), this.#config.deadlineMs);
+  #contextAt(t: number): Context {
+    return contextAt(this, this.#attempt, t, this.#startedAt, this.#runStart(), this.#config.deadlineMs);
   }
 
   start(): void {
-    this.begin(this.#startedAt, undefined);
+    this.#begin(this.#startedAt, undefined);
   }
 
   /** A run begins at `t`: watch the caller's signal, then send, or judge how the last answer `broken` failed. */
-  private begin(t: number, broken: unknown): void {
+  #begin(t: number, broken: unknown): void {
     const { signal } = this.#config;
     try {
-      if (signal?.aborted) return this.fail(signal.reason, 'aborted');
+      if (signal?.aborted) return this.#fail(signal.reason, 'aborted');
       if (signal !== undefined) watchAbort(signal, this);
-      if (broken === undefined) this.runAttempt(t);
-      else this.judge(broken, this.contextAt(t), t);
+      if (broken === undefined) this.#runAttempt(t);
+      else this.#judge(broken, this.#contextAt(t), t);
     } catch (error) {
-      this.fail(error, 'not-retryable'); // a throttle, a signal-like object that throws
+      this.#fail(error, 'not-retryable'); // a throttle, a signal-like object that throws
     }
   }
 
@@ -102,7 +96,7 @@ export class Run<T> implements Timed, AbortWatcher {
     if (this.#phase === FAILED) return reject(this.#last);
     this.#resolve = resolve;
     this.#reject = reject;
-    if (this.slot === NOT_QUEUED) this.queueStop(this.runStart()); // not sleeping: attempt 1 runs
+    if (this.slot === NOT_QUEUED) this.#queueStop(this.#runStart()); // not sleeping: attempt 1 runs
   }
 
   /**
@@ -120,62 +114,61 @@ export class Run<T> implements Timed, AbortWatcher {
       const t = steadyNow();
       if (progressed) this.runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
       emit(this.#config, { type: 'resume', attempt: this.#attempt, error: broken, elapsedMs: t - this.#startedAt });
-      this.begin(t, broken);
+      this.#begin(t, broken);
     });
   }
 
   /** Starts the next attempt at time `t`. */
-  private runAttempt(t: number): void {
+  #runAttempt(t: number): void {
     const config = this.#config;
     const pause = config.fleet?.gate?.waitMs() ?? 0; // a server asked every call through the gate to pause
-    if (pause > 0) return this.attemptAt(t, t + pause);
+    if (pause > 0) return this.#attemptAt(t, t + pause);
     const throttle = config.fleet?.throttle;
-    if (throttle !== undefined && !throttle.admit()) return this.fail(throttle.error(), 'throttled');
+    if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');
     const attempt = ++this.#attempt;
     this.#phase = ATTEMPTING;
     this.#controller = undefined;
-    const ctx = this.contextAt(t);
+    const ctx = this.#contextAt(t);
     // Stryker disable next-line ConditionalExpression: emit() checks onEvent too; this spares making the event
     if (config.onEvent !== undefined) emit(config, { type: 'attempt', attempt, elapsedMs: ctx.elapsedMs });
     // A later attempt starts from a timer: its limit is queued before fn can settle it.
-    if (attempt > 1) this.queueStop(t);
+    if (attempt > 1) this.#queueStop(t);
     let result: T | PromiseLike<T>;
     try {
-      result = config.hedge === undefined ? this.send(ctx) : config.hedge.run((copy) => this.send(copy), ctx, this.runs().hostFor(config));
+      result =
+        config.hedge === undefined ? this.#send(ctx) : config.hedge.run((copy) => this.#send(copy), ctx, this.runs().hostFor(config));
     } catch (error) {
-      if (this.settled()) return; // fn aborted the caller's signal: its outcome comes too late
-      return this.judge(error, ctx, steadyNow());
+      if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
+      return this.#judge(error, ctx, steadyNow());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
   }
 
-  /** One request of the attempt: `fn` called with the context, or with withRetry's arguments (a direct call with none, which can be inlined). */
-  private send(ctx: AttemptContext): T | PromiseLike<T> {
-    const { fn } = this; // called with no `this`: a method call would hand fn the run
-    const args = this.#args;
-    if (args === undefined) return fn(ctx);
-    return args.length === 0 ? (fn as () => T)() : (fn as (...args: unknown[]) => T).apply(undefined, args as unknown[]);
+  /** One request of the attempt: `fn` called with no `this` (a method call would hand fn the run). */
+  #send(ctx: AttemptContext): T | PromiseLike<T> {
+    const { fn } = this;
+    return fn(ctx);
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */
-  private isCurrent(ctx: AttemptContext): boolean {
+  #isCurrent(ctx: AttemptContext): boolean {
     return this.#attempt === ctx.attempt && this.#phase === ATTEMPTING;
   }
 
   /** Attempt `ctx.attempt` resolved with `value`: the answer, unless retryOnResult is to judge it. */
   attemptResolved(ctx: Context, value: T): void {
-    if (!this.isCurrent(ctx)) return;
-    if (this.#config.retryOnResult === undefined) this.succeed(value);
-    else this.judge(undefined, ctx, steadyNow(), new Refused(value));
+    if (!this.#isCurrent(ctx)) return;
+    if (this.#config.retryOnResult === undefined) this.#succeed(value);
+    else this.#judge(undefined, ctx, steadyNow(), new Refused(value));
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
-    if (this.isCurrent(ctx)) this.judge(error, ctx, steadyNow());
+    if (this.#isCurrent(ctx)) this.#judge(error, ctx, steadyNow());
   }
 
   /** The running attempt made progress: a new run begins, its limits counted from now. */
   progressed(ctx: AttemptContext): void {
-    if (!this.isCurrent(ctx)) return;
+    if (!this.#isCurrent(ctx)) return;
     const t = steadyNow();
     this.runs().begin(t, this.#attempt - 1);
     emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
@@ -183,57 +176,58 @@ export class Run<T> implements Timed, AbortWatcher {
     // Stryker disable next-line ConditionalExpression: queued here instead, it is the same limit
     if (this.slot === NOT_QUEUED) return;
     unschedule(this);
-    this.queueStop(t);
+    this.#queueStop(t);
   }
 
-  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first (the time it is due at tells which). */
-  private queueStop(attemptStart: number): void {
+  /** Queues the running attempt's limit: its timeout, or the deadline when that comes first. */
+  #queueStop(attemptStart: number): void {
     const config = this.#config;
     // Stryker disable next-line ConditionalExpression: equivalent: timeoutOf gives the fixed attemptTimeoutMs without schedule options too; this spares the common call its work
     const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#more?.base ?? 0));
-    schedule(this, Math.min(this.runStart() + config.deadlineMs, attemptStart + timeout));
+    schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
-  onDue(t: number, dueAt: number): void {
+  onDue(t: number): void {
     try {
-      if (this.#phase === SLEEPING) this.attemptAt(t, t);
-      else this.attemptOverran(t, dueAt); // a settled call is unqueued: an attempt is running
+      if (this.#phase === SLEEPING) this.#attemptAt(t, t);
+      else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
     } catch (error) {
-      this.fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
+      this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
   }
 
   /** At `t`, the next attempt is due at `startAt` (now, or after a gate's pause); at or past the deadline (a timer can fire late), it gives up now. */
-  private attemptAt(t: number, startAt: number): void {
-    if (startAt - this.runStart() >= this.#config.deadlineMs) {
+  #attemptAt(t: number, startAt: number): void {
+    if (startAt - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
-      return this.fail(deadlineError(this.#attempt, elapsedMs, this.#last), 'deadline', elapsedMs);
+      return this.#fail(deadlineError(this.#attempt, elapsedMs, this.#last), 'deadline', elapsedMs);
     }
-    if (startAt === t) return this.runAttempt(t);
+    if (startAt === t) return this.#runAttempt(t);
     this.#phase = SLEEPING;
     schedule(this, startAt);
   }
 
-  private attemptOverran(t: number, dueAt: number): void {
-    const atDeadline = dueAt === this.runStart() + this.#config.deadlineMs;
+  #attemptOverran(t: number): void {
+    // A timer never fires early: at or past the deadline, the deadline is what was due (or came meanwhile).
+    const atDeadline = t >= this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
     const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last), this.#attempt - (this.#more?.base ?? 0));
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
-    if (atDeadline) return this.fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
-    if (this.settled()) return; // a listener on the attempt's signal aborted the caller's
-    this.judge(timeout, this.contextAt(t), t);
+    if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
+    if (this.#settled()) return; // a listener on the attempt's signal aborted the caller's
+    this.#judge(timeout, this.#contextAt(t), t);
   }
 
   /** Called when the caller's signal aborts; only an unsettled call is watched. The attempt it cut short is recorded nowhere. */
   onCallerAbort(reason: unknown): void {
     this.#controller?.abort(reason);
-    this.fail(reason, 'aborted');
+    this.#fail(reason, 'aborted');
   }
 
   /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
-  private judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
+  #judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
     unschedule(this);
     this.#last = returned ?? error;
     const config = this.#config;
@@ -243,42 +237,42 @@ export class Run<T> implements Timed, AbortWatcher {
     const outcome = { error, returned, known: runs?.host?.known(error), attempt: this.#attempt, elapsedMs, runs };
     let judgement: Judgement;
     try {
-      judgement = judge(config, ctx, { ...outcome, progressAt: runs?.progressAt(this.#startedAt) }, () => this.settled());
+      judgement = judge(config, ctx, { ...outcome, progressAt: runs?.progressAt(this.#startedAt) }, () => this.#settled());
     } catch (policyError) {
-      return this.fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
+      return this.#fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
     }
-    if (judgement.action === 'accept') return this.succeed(returned?.value as T);
-    if (judgement.action === 'give-up') return this.fail(judgement.error, judgement.reason, elapsedMs);
-    if (this.settled()) return; // the policies aborted the caller's signal (judge may have said `settled`)
+    if (judgement.action === 'accept') return this.#succeed(returned?.value as T);
+    if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
+    if (this.#settled()) return; // the policies aborted the caller's signal (judge may have said `settled`)
     const { delayMs, source } = judgement as Extract<Judgement, { action: 'wait' }>;
     reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
-    if (this.settled()) return;
+    if (this.#settled()) return;
     this.#phase = SLEEPING;
     schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
   }
 
-  private succeed(value: T): void {
+  #succeed(value: T): void {
     // Settled first: an abort that the hooks below raise comes after the success, too late.
-    this.settle(SUCCEEDED, value);
+    this.#settle(SUCCEEDED, value);
     const broken = recordSuccess(this.#config);
     if (broken !== undefined) {
       this.#phase = ATTEMPTING; // nobody has seen the success: the call fails with that error instead
-      return this.fail(broken.error, 'not-retryable');
+      return this.#fail(broken.error, 'not-retryable');
     }
     this.#resolve?.(value);
     reportSuccess(this.#config, this.#attempt, this.#startedAt, value);
   }
 
   /** Settles the call with `error`, unless settled already (the first outcome wins); tells onGiveUp. */
-  private fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
-    if (this.settled()) return;
+  #fail(error: unknown, reason: GiveUpReason, elapsedMs?: number): void {
+    if (this.#settled()) return;
     if (isPermanent(error)) error = error.cause; // `throw permanent(e)`: the call rejects with e itself
-    this.settle(FAILED, error);
+    this.#settle(FAILED, error);
     this.#reject?.(error);
     reportGiveUp(this.#config, reason, error, this.#attempt, this.#startedAt, elapsedMs);
   }
 
-  private settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
+  #settle(phase: typeof SUCCEEDED | typeof FAILED, outcome: unknown): void {
     this.#phase = phase;
     this.#last = outcome;
     // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one

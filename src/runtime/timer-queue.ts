@@ -18,8 +18,8 @@ import { hostSetTimeout, steadyNow } from './clock.js';
 export interface Timed {
   /** Position in the heap, or `NOT_QUEUED`. */
   slot: number;
-  /** Called once when due, with the current time and the time it was due at. */
-  onDue(now: number, dueAt: number): void;
+  /** Called once when due, with the current time. */
+  onDue(now: number): void;
   /** True: waiting for this item alone does not keep the process alive. Fixed while queued. */
   readonly unref?: boolean;
 }
@@ -98,23 +98,20 @@ function onTimer(): void {
     // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
     // Stryker disable next-line ArrayDeclaration: an element that is no Timed has no slot, so the DUE check below skips it
     const due: Timed[] = [];
-    const dueAt: number[] = [];
     while (heap.length > 0 && (dueTimes[0] as number) <= t) {
       const item = heap[0] as Timed;
-      dueAt.push(dueTimes[0] as number);
       unschedule(item);
       item.slot = DUE;
       due.push(item);
     }
-    for (let i = 0; i < due.length; i++) {
-      const item = due[i] as Timed;
+    for (const item of due) {
       // An earlier call of this tick may have settled this item (an abort it raised) or moved
       // it: its turn is gone, and calling it now would act on a settled call.
       if (item.slot !== DUE) continue;
       item.slot = NOT_QUEUED;
       // Each item is isolated: one that throws must not keep the others of this tick waiting.
       try {
-        item.onDue(t, dueAt[i] as number);
+        item.onDue(t);
       } catch (error) {
         failure ??= { error };
       }
