@@ -62,6 +62,16 @@ describe('withRetry()', () => {
     ]);
   });
 
+  it('keeps `this` for a method called with no arguments', async () => {
+    const account = {
+      balance: 7,
+      read: withRetry(function (this: { balance: number }) {
+        return this.balance;
+      }),
+    };
+    await expect(account.read()).resolves.toBe(7);
+  });
+
   it('keeps a hedged call’s arguments for each of its copies', async () => {
     const seen: unknown[][] = [];
     const slowThenFast = withRetry(
