@@ -133,21 +133,15 @@ export class Run<T> implements Timed, AbortWatcher {
     if (config.onEvent !== undefined) emit(config, { type: 'attempt', attempt, elapsedMs: ctx.elapsedMs });
     // A later attempt starts from a timer: its limit is queued before fn can settle it.
     if (attempt > 1) this.#queueStop(t);
+    const { fn } = this; // called with no `this`: a method call would hand fn the run
     let result: T | PromiseLike<T>;
     try {
-      result =
-        config.hedge === undefined ? this.#send(ctx) : config.hedge.run((copy) => this.#send(copy), ctx, this.runs().hostFor(config));
+      result = config.hedge === undefined ? fn(ctx) : config.hedge.run(fn, ctx, this.runs().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
       return this.#judge(error, ctx, steadyNow());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
-  }
-
-  /** One request of the attempt: `fn` called with no `this` (a method call would hand fn the run). */
-  #send(ctx: AttemptContext): T | PromiseLike<T> {
-    const { fn } = this;
-    return fn(ctx);
   }
 
   /** Whether `ctx` is the attempt running now (a late outcome of an abandoned one is ignored). */

@@ -153,7 +153,8 @@ export class HedgedAttempt<T> implements Timed {
     try {
       // Adopted inside the try too: Promise.resolve reads a promise's `constructor`, which a
       // hostile one makes throw; thrown from a timer, that would escape and leave the call hung.
-      result = Promise.resolve(this.fn(copy));
+      const { fn } = this; // called with no `this`, like a plain attempt's
+      result = Promise.resolve(fn(copy));
     } catch (error) {
       return this.#copyFailed(copy, error);
     }
