@@ -30,8 +30,9 @@ export const hostSetTimeout: typeof setTimeout | undefined = globalThis.setTimeo
  * `globalThis.performance`, unless that clock replaced `setTimeout` and `Date` and left
  * `performance` alone, as `node:test`'s `mock.timers` does (it fakes timers and `Date` only)
  * and `vi.useFakeTimers({ toFake })` without `'performance'`: then only `Date.now()` advances
- * when the fake timers fire, and a wait measured on `performance.now()` would never end. A `Date` mocked under real timers (`vi.setSystemTime`
- * alone) may stand still, so it is not followed.
+ * when the fake timers fire, and a wait measured on `performance.now()` would never end. A
+ * `Date` mocked under real timers (`vi.setSystemTime` alone) may stand still, so it is not
+ * followed.
  */
 function clockOf(): Clock {
   // The one comparison every call pays where no virtual clock is installed.
