@@ -98,7 +98,7 @@ function onTimer(): void {
     // (a zero delay) waits for the next timer turn, so a zero-delay loop yields to the event loop.
     // Stryker disable next-line ArrayDeclaration: an element that is no Timed has no slot, so the DUE check below skips it
     const due: Timed[] = [];
-    while (heap.length > 0 && (dueTimes[0] as number) <= t) {
+    while ((dueTimes[0] ?? Infinity) <= t) {
       const item = heap[0] as Timed;
       unschedule(item);
       item.slot = DUE;
@@ -226,8 +226,8 @@ function siftDown(index: number): void {
   for (;;) {
     let child = 2 * index + 1;
     if (child >= length) break;
-    const right = child + 1;
-    if (right < length && (dueTimes[right] as number) < (dueTimes[child] as number)) child = right;
+    // Past the end there is no right child: it is due never.
+    if ((dueTimes[child + 1] ?? Infinity) < (dueTimes[child] as number)) child++;
     const childDueAt = dueTimes[child] as number;
     if (childDueAt >= dueAt) break;
     moveTo(index, heap[child] as Timed, childDueAt);
