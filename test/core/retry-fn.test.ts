@@ -30,7 +30,7 @@ describe('the attempt context', () => {
     ]);
   });
 
-  it('calls fn with no `this`, on every attempt and every hedged copy: the call’s own state stays out of reach', async () => {
+  it('calls fn with no `this`, on a later attempt too and as a hedged copy: the call’s own state stays out of reach', async () => {
     const receivers: unknown[] = [];
     const failFirst = script(httpError(503));
     const retried = track(
