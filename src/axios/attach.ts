@@ -23,8 +23,9 @@ const attached = new WeakSet<object>();
  *   `Idempotency-Key` header (`options.idempotent` replaces that rule); any request, a POST
  *   too, whose failure proves it never left (`notSent`: connection refused, DNS failure); never
  *   a stream body, which the first attempt consumed.
- * - **Waits** at least as long as a `Retry-After` on the error's response asks; a wait past the
- *   deadline, or past `maxRetryAfterMs`, is not made: the error is the answer, at once.
+ * - **Waits** at least as long as a `Retry-After` (or a 429's or 503's RateLimit reset) on the
+ *   error's response asks; a wait past the deadline, or past `maxRetryAfterMs`, is not made: the
+ *   error is the answer, at once.
  * - **Rejects** with the last `AxiosError` itself when it gives up (as axios would have, so
  *   `axios.isAxiosError`, `error.response` and `error.status` work as before); with a
  *   `RetryError` only when the deadline ended an attempt still running; with axios's

@@ -23,8 +23,9 @@ import { type FieldRules, checkOptions, leftOut, mustError, MAX_RETRY_AFTER_RULE
  */
 export interface AxiosRetryOptions extends Omit<RetryOptions<AxiosResponse>, 'retryOnResult' | 'signal' | 'hedge'> {
   /**
-   * The longest `Retry-After` worth waiting for, in milliseconds: an error whose response asks
-   * for a longer wait is not retried. Default: no limit but the deadline.
+   * The longest server-asked wait worth waiting for, in milliseconds (`Retry-After`, or a 429's
+   * or 503's RateLimit reset): an error whose response asks for a longer wait is not retried.
+   * Default: no limit but the deadline.
    */
   maxRetryAfterMs?: number;
 }

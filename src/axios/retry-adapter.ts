@@ -5,7 +5,7 @@
  */
 import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
 import { getAdapter } from 'axios';
-import { retryAfterMsOf } from '../classify/error-shape.js';
+import { hintExceeds } from '../classify/error-shape.js';
 import { notSent } from '../classify/not-sent.js';
 import { isTransient } from '../classify/predicates.js';
 import { startCall } from '../core/retry.js';
@@ -107,7 +107,7 @@ function policyOf(
   const transient = retryable ?? isTransient;
   const rule = idempotent ?? facts.idempotent;
   return {
-    retryable: (error, ctx) => !((retryAfterMsOf(error) ?? 0) > maxRetryAfterMs) && transient(error, ctx),
+    retryable: (error, ctx) => !hintExceeds(error, maxRetryAfterMs) && transient(error, ctx),
     idempotent: (error, ctx) => facts.replayable && ((typeof rule === 'function' ? rule(error, ctx) : rule) || notSent(error)),
   };
 }

@@ -221,6 +221,21 @@ export function retryAfterMsOf(error: unknown, nowMs: number = Date.now()): numb
 }
 
 /**
+ * Whether the server's hint on `error` (what {@link retryAfterMsOf} reads: Retry-After, a
+ * RateLimit reset, gRPC pushback) asks for a longer wait than `limitMs`. The one test of
+ * `maxRetryAfterMs` in every entry that takes it, so that the cap holds whatever field the hint
+ * came in, and measures the very hint the engine would wait for. Not part of the public API.
+ *
+ * @internal
+ * @example
+ * hintExceeds(error, options.maxRetryAfterMs); // true: return the answer now rather than wait
+ */
+export function hintExceeds(error: unknown, limitMs: number): boolean {
+  // No hint reads as 0, which no limit (>= 0) is below.
+  return (retryAfterMsOf(error) ?? 0) > limitMs;
+}
+
+/**
  * A 429's or 503's quota reset, in milliseconds, as the IETF's RateLimit header fields draft
  * (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/) has servers say it:
  * `RateLimit-Reset: 5`, or `reset=5` (its earlier drafts) or `t=5` (its later ones) in a

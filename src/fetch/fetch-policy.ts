@@ -4,6 +4,7 @@
  * idempotency policy, from the request plan) and whether an attempt may send copies (hedging).
  * The engine asks them; it never sees a method or a header.
  */
+import { hintExceeds } from '../classify/error-shape.js';
 import { notSent } from '../classify/not-sent.js';
 import { isTransient } from '../classify/predicates.js';
 import { HttpStatusError, ResumeError } from '../errors.js';
@@ -12,7 +13,7 @@ import type { RequestPlan } from './request-plan.js';
 
 /** What the caller said about the policies: retryFetch's options of the same names. */
 export interface FetchPolicyOptions {
-  /** The longest `Retry-After` worth waiting for (Infinity: no limit but the deadline). */
+  /** The longest server hint (Retry-After, a RateLimit reset) worth waiting for (Infinity: no limit but the deadline). */
   readonly maxRetryAfterMs: number;
   /** The caller's retry policy, asked instead of the default classification. */
   readonly retryable?: RetryPredicate | undefined;
@@ -40,14 +41,16 @@ export function fetchPolicy(plan: Pick<RequestPlan, 'method' | 'idempotent' | 'r
 
 /**
  * A resume that the integrity rule refused is never retried (the next answer would be refused
- * alike), nor a response asking for a longer wait than the caller accepts: that response is the
- * answer, at once. Every other failure is the caller's to judge, else the default classification's.
+ * alike), nor a response asking for a longer wait than the caller accepts (in any header the
+ * engine reads a hint from): that response is the answer, at once. Every other failure is the
+ * caller's to judge, else the default classification's.
  */
 function retryableFor({ retryable, maxRetryAfterMs }: FetchPolicyOptions): RetryPredicate {
   const transient = retryable ?? isTransient;
   return (error, ctx) => {
     if (error instanceof ResumeError) return false;
-    if (error instanceof HttpStatusError && (error.retryAfterMs ?? 0) > maxRetryAfterMs) return false;
+    // The hint the engine would wait for, whichever header it came in: not only Retry-After.
+    if (error instanceof HttpStatusError && hintExceeds(error, maxRetryAfterMs)) return false;
     return transient(error, ctx);
   };
 }

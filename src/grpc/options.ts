@@ -3,19 +3,29 @@
  * (less the two a gRPC call brings or cannot use), for every method or chosen per method; and
  * the channel option that leaves tenacious the only retry layer.
  */
+import { hintExceeds } from '../classify/error-shape.js';
+import { isTransient } from '../classify/predicates.js';
 import { RETRY_RULES, type RetryConfig, validateOptions } from '../core/options.js';
 import type { RetryOptions } from '../types.js';
-import { type FieldRules, checkOptions, isFunction, leftOut } from '../util/check.js';
+import { type FieldRules, MAX_RETRY_AFTER_RULE, checkOptions, isFunction, leftOut } from '../util/check.js';
 
 /**
  * The options of the calls an interceptor retries: `retry()`'s, less `signal` (a call is
- * cancelled with `call.cancel()`, its own way) and `hedge` (an attempt is one call). The
- * value `retryOnResult` judges is the response message.
+ * cancelled with `call.cancel()`, its own way) and `hedge` (an attempt is one call), plus
+ * `maxRetryAfterMs`, as retryFetch, axios and TanStack Query take it. The value
+ * `retryOnResult` judges is the response message.
  *
  * @example
- * const options: GrpcInterceptorOptions = { ...iam(), attemptTimeoutMs: 5_000 };
+ * const options: GrpcInterceptorOptions = { ...iam(), attemptTimeoutMs: 5_000, maxRetryAfterMs: 30_000 };
  */
-export type GrpcInterceptorOptions = Omit<RetryOptions, 'signal' | 'hedge'>;
+export type GrpcInterceptorOptions = Omit<RetryOptions, 'signal' | 'hedge'> & {
+  /**
+   * The longest `grpc-retry-pushback-ms` worth waiting for, in milliseconds: a failure whose
+   * pushback asks for longer is the call's answer at once. Default Infinity: only the deadline
+   * limits it (a pushback that would end past the deadline is the answer at once too).
+   */
+  maxRetryAfterMs?: number;
+};
 
 /**
  * What `grpcRetryInterceptor()` takes: the options of every method's calls, or a function
@@ -49,11 +59,12 @@ const RULES: FieldRules = {
   ...RETRY_RULES,
   signal: /* @__PURE__ */ leftOut('cancel the call with call.cancel(), or give it a deadline'),
   hedge: /* @__PURE__ */ leftOut('each attempt is one gRPC call'),
+  maxRetryAfterMs: MAX_RETRY_AFTER_RULE,
 };
 
-/** A method's options, checked, and what the engine made of them (its limits, its deadline). */
+/** A method's options as the engine takes them, checked, and what the engine made of them (its limits, its deadline). */
 export interface MethodRetry {
-  readonly options: GrpcInterceptorOptions;
+  readonly options: RetryOptions;
   readonly config: RetryConfig;
 }
 
@@ -76,5 +87,13 @@ export function readPolicy(policy: GrpcInterceptorPolicy | undefined): (path: st
 
 function methodRetry(options: unknown, path: string): MethodRetry {
   checkOptions(WHERE, options, RULES, undefined, path);
-  return { options, config: validateOptions(options, WHERE, path) };
+  const { maxRetryAfterMs = Infinity, ...rest } = options as GrpcInterceptorOptions;
+  // The cap is a retry policy (as retryFetch's and axios's): a failure asking for a longer pause
+  // is not worth another attempt. The engine, which knows no such option, is given that policy.
+  const engine: RetryOptions = { ...rest, retryable: capped(rest.retryable ?? isTransient, maxRetryAfterMs) };
+  return { options: engine, config: validateOptions(engine, WHERE, path) };
+}
+
+function capped(retryable: NonNullable<RetryOptions['retryable']>, maxRetryAfterMs: number): NonNullable<RetryOptions['retryable']> {
+  return (error, ctx) => !hintExceeds(error, maxRetryAfterMs) && retryable(error, ctx);
 }

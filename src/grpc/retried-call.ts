@@ -11,6 +11,7 @@ import { GrpcStatus } from '../classify/error-shape.js';
 import { startCall } from '../core/retry.js';
 import { timeoutOf } from '../core/schedule.js';
 import { isRetryError } from '../errors.js';
+import { MAX_TIMER_DELAY } from '../runtime/timer-queue.js';
 import type { AttemptContext } from '../types.js';
 import { type Answer, type Attempt, type MessageContext, type NextInterceptingCall, type Request, sendAttempt } from './attempt.js';
 import { type MethodRetry, WHERE } from './options.js';
@@ -117,7 +118,10 @@ export class RetriedCall implements NextInterceptingCall {
     // Stryker disable next-line StringLiteral: equivalent: the server sees a cancel, never its words, and nobody listens to that call any more
     this.#latest?.attempt.call.cancelWithStatus(GrpcStatus.CANCELLED, 'Superseded by a retry');
     const limitMs = Math.min(timeoutOf(this.retry.config, ctx.attempt), ctx.remainingMs);
-    const deadline = this.stream ? undefined : Date.now() + limitMs;
+    // grpc-js's server reads a grpc-timeout into 32 bits: a deadline further than a timer holds
+    // reaches it negative, and it ends the attempt at once. Such a limit is kept by the attempt's
+    // signal alone (its cancel tells the server); the gRPC deadline stays the caller's.
+    const deadline = this.stream || !(limitMs <= MAX_TIMER_DELAY) ? undefined : Date.now() + limitMs;
     const attempt = sendAttempt(this.next, this.options, request, ctx, deadline, this.#cancellation, this.stream);
     const latest: { attempt: Attempt; error?: unknown } = { attempt };
     this.#latest = latest;

@@ -28,9 +28,10 @@ export interface QueryRetryOptions {
   /** The waits; missing fields come from `DEFAULT_BACKOFF` (1 s × 2 up to 32 s, full jitter). Not `'decorrelated'`. */
   backoff?: Partial<BackoffPolicy>;
   /**
-   * The longest `Retry-After` worth waiting for, in milliseconds: an error asking for a longer
-   * wait is not retried. Default 120 000 (retry()'s default deadline: a longer hint makes
-   * retry() give up too).
+   * The longest server hint worth waiting for (`Retry-After`, a RateLimit reset, gRPC pushback),
+   * in milliseconds: an error asking for a longer wait is not retried. Default 120 000 (retry()'s
+   * default deadline: a longer hint makes retry() give up too). Whatever it is, a hint longer
+   * than 2^31 − 1 ms (about 24.8 days) is not retried: TanStack's `setTimeout` cannot hold it.
    */
   maxRetryAfterMs?: number;
   /**

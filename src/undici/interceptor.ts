@@ -21,7 +21,7 @@ import { headersRecord, urlOf } from './request.js';
  *   stream or iterable body (and every body of undici's `fetch`, which hands it over as a stream)
  *   is sent once.
  * - **Retries** 408, 429, 500, 502, 503, 504 and network errors, waiting at least what
- *   `Retry-After` asks (up to `maxRetryAfterMs` and the deadline).
+ *   `Retry-After` or a 429's or 503's RateLimit reset asks (up to `maxRetryAfterMs` and the deadline).
  * - **Answers** with the last response when it is an HTTP response, whatever its status, its body
  *   intact (undici's `RetryAgent` throws it away, nodejs/undici#4222, #4080); else the handler's
  *   `onResponseError` gets undici's error, a `RetryError` (its `cause` undici's error), or the

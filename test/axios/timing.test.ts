@@ -94,6 +94,56 @@ describe('Retry-After, read from the AxiosError’s response', () => {
   });
 });
 
+describe('every server hint, whatever its header, under maxRetryAfterMs and the deadline', () => {
+  /** Answers the first request 429 with `headers`, then 200. */
+  async function rateLimited(headers: Record<string, string>): Promise<LoopbackServer> {
+    let answered = 0;
+    const server = await startHttpServer((_seen, res) => {
+      if (answered++ === 0) sendGoogleError(res, 429, { headers });
+      else sendJson(res, ITEM);
+    });
+    servers.push(server);
+    return server;
+  }
+  const THREE_SECONDS: ReadonlyArray<readonly [string, Record<string, string>]> = [
+    ['RateLimit-Reset: 3', { 'ratelimit-reset': '3' }],
+    ['RateLimit: …, reset=3', { ratelimit: 'limit=10, remaining=0, reset=3' }],
+    ['RateLimit: …;t=3', { ratelimit: '"default";r=0;t=3' }],
+    ['Retry-After: a date 3 s after the Date', { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:03 GMT' }],
+  ];
+
+  it.each(THREE_SECONDS)('%s under a 300 ms cap: the AxiosError at once, one request', async (_name, headers) => {
+    const server = await rateLimited(headers);
+    const { api } = instance({ maxRetryAfterMs: 300 });
+    const error = await failureOf(api.get(server.url));
+    expect(error).toMatchObject({ isAxiosError: true, status: 429 });
+    expect(Date.now()).toBe(0);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each(THREE_SECONDS)('%s past the deadline: the AxiosError at once, one request', async (_name, headers) => {
+    const server = await rateLimited(headers);
+    const { api } = instance({ deadlineMs: 2_000 });
+    const error = await failureOf(api.get(server.url));
+    expect(error).toMatchObject({ isAxiosError: true, status: 429 });
+    expect(Date.now()).toBe(0);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it.each(THREE_SECONDS)('%s within the cap: the next request goes out 3 s later', async (_name, headers) => {
+    const server = await rateLimited(headers);
+    const { api, attempts, retried } = instance({ maxRetryAfterMs: 3_000 });
+    const call = track(api.get(server.url));
+    expect(await retried).toMatchObject({ delayMs: 3000 });
+    await clock.tickAsync(2999);
+    expect(attempts).toEqual([0]);
+    await clock.tickAsync(1);
+    await untilIo(() => call.state !== 'pending');
+    expect(call.value).toMatchObject({ data: ITEM });
+    expect(attempts).toEqual([0, 3000]);
+  });
+});
+
 describe('the backoff', () => {
   it('waits the options’ backoff between requests when the server gives no hint', async () => {
     let answered = 0;

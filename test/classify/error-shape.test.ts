@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { hintExceeds } from '../../src/classify/error-shape.js';
 import {
   createAdaptiveThrottle,
   errorReasonsOf,
@@ -469,5 +471,39 @@ describe('the chain under an error', () => {
       headers: { 'retry-after': new Date(now + 5000).toUTCString() },
     };
     expect(retryAfterMsOf(split, now)).toBe(5000);
+  });
+});
+
+describe('hintExceeds: the one test of maxRetryAfterMs, for every field a hint comes in', () => {
+  const fields: ReadonlyArray<readonly [string, (seconds: number) => unknown]> = [
+    ['Retry-After', (s) => withProps({ status: 503, response: { headers: { 'retry-after': String(s) } } })],
+    ['RateLimit-Reset', (s) => withProps({ status: 429, response: { headers: { 'ratelimit-reset': String(s) } } })],
+    ['RateLimit reset=', (s) => withProps({ status: 429, headers: { ratelimit: `limit=1, remaining=0, reset=${s}` } })],
+    ['RateLimit t=', (s) => withProps({ status: 503, headers: new Headers({ ratelimit: `"q";r=0;t=${s}` }) })],
+    ['grpc-retry-pushback-ms', (s) => withProps({ code: 8, metadata: new Map([['grpc-retry-pushback-ms', [String(s * 1000)]]]) })],
+    [
+      'Retry-After as a date',
+      (s) => withProps({ status: 503, headers: { date: new Date(0).toUTCString(), 'retry-after': new Date(s * 1000).toUTCString() } }),
+    ],
+  ];
+
+  it('is true exactly when the hint, from any of its fields, is longer than the limit', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...fields), fc.nat(10 ** 6), fc.double({ min: 0, noNaN: true }), ([, make], seconds, limitMs) => {
+        expect(hintExceeds(make(seconds), limitMs)).toBe(seconds * 1000 > limitMs);
+      }),
+    );
+  });
+
+  it('is false without a hint, or with a malformed one, whatever the limit', () => {
+    expect(hintExceeds(withProps({ status: 503 }), 0)).toBe(false);
+    expect(hintExceeds(withProps({ status: 503, headers: { 'retry-after': 'soon' } }), 0)).toBe(false);
+    expect(hintExceeds(new Error('reset'), 0)).toBe(false);
+  });
+
+  it('holds a hint too large for a double (Infinity ms) to any finite limit, and not to Infinity', () => {
+    const huge = withProps({ status: 429, headers: { 'ratelimit-reset': '9'.repeat(400) } });
+    expect(hintExceeds(huge, Number.MAX_VALUE)).toBe(true);
+    expect(hintExceeds(huge, Infinity)).toBe(false);
   });
 });

@@ -1,10 +1,14 @@
 // The fetch policy (src/fetch/fetch-policy.ts): what the engine is told is worth retrying, safe
-// to resend and allowed to be hedged. Pure: the policies are asked directly, with real errors.
-import { describe, expect, it } from 'vitest';
+// to resend and allowed to be hedged: the policies asked directly, with real errors, and the cap
+// on server hints as retryFetch keeps it against a real node:http server in virtual time.
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { httpStatus } from '../../src/classify/predicates.js';
 import { HttpStatusError, ResumeError } from '../../src/errors.js';
 import { type FetchPolicyOptions, fetchPolicy } from '../../src/fetch/fetch-policy.js';
+import { retryFetch } from '../../src/fetch/retry-fetch.js';
 import type { AttemptContext, AttemptMode } from '../../src/types.js';
+import { type InstalledClock, installClock, track } from '../helpers/clock.js';
+import { closeServersAfterEach, quick, reply, scriptedServer } from './loopback.js';
 
 const GET = { method: 'GET', idempotent: true, replayable: true };
 const POST = { method: 'POST', idempotent: false, replayable: true };
@@ -68,6 +72,16 @@ describe('the retry policy', () => {
     expect(retryable(statusError(503), ctx)).toBe(true);
   });
 
+  it.each([
+    ['RateLimit-Reset: 4', { 'ratelimit-reset': '4' }],
+    ['RateLimit: …, reset=4', { ratelimit: 'limit=10, remaining=0, reset=4' }],
+    ['RateLimit: …;t=4', { ratelimit: '"default";r=0;t=4' }],
+    ['Retry-After: a date 4 s after the Date', { date: 'Wed, 21 Oct 2015 07:28:00 GMT', 'retry-after': 'Wed, 21 Oct 2015 07:28:04 GMT' }],
+  ])('holds a 429 whose %s to maxRetryAfterMs as it holds a Retry-After', (_name, hint) => {
+    expect(fetchPolicy(GET, { maxRetryAfterMs: 3000 }).retryable(statusError(429, hint), ctx)).toBe(false);
+    expect(fetchPolicy(GET, { maxRetryAfterMs: 4000 }).retryable(statusError(429, hint), ctx)).toBe(true);
+  });
+
   it('applies maxRetryAfterMs to responses only: a network error carrying a longer hint is still retried', () => {
     const { retryable } = fetchPolicy(GET, { maxRetryAfterMs: 1000 });
     expect(retryable(Object.assign(reset(), { retryAfterMs: 5000 }), ctx)).toBe(true);
@@ -126,5 +140,48 @@ describe('hedging', () => {
 
   it('leaves hedge out of the engine options when none was asked for', () => {
     expect(Object.keys(fetchPolicy(GET, none)).sort()).toEqual(['idempotent', 'retryable']);
+  });
+});
+
+describe('retryFetch with maxRetryAfterMs, against a real server', () => {
+  closeServersAfterEach();
+  // Installed in each test, after the server started; global fetch (undici) arms timers of its
+  // own on it, so the clock is simply removed after each test.
+  let clock: InstalledClock | undefined;
+  afterEach(() => {
+    clock?.uninstall();
+    clock = undefined;
+  });
+  const THREE_SECONDS: ReadonlyArray<readonly [string, Record<string, string>]> = [
+    ['Retry-After: 3', { 'retry-after': '3' }],
+    ['RateLimit-Reset: 3', { 'ratelimit-reset': '3' }],
+    ['RateLimit: …, reset=3', { ratelimit: 'limit=10, remaining=0, reset=3' }],
+    ['RateLimit: …;t=3', { ratelimit: '"default";r=0;t=3' }],
+  ];
+
+  it.each(THREE_SECONDS)('a 429 with %s under a 300 ms cap is the answer at once: one request, no virtual time', async (_name, hint) => {
+    const server = await scriptedServer([reply(429, 'slow down', hint)]);
+    clock = installClock();
+    const call = track(retryFetch(server.url, undefined, { ...quick, maxRetryAfterMs: 300 }));
+    // The clock never moves: a call that waited for the hint would still be pending.
+    await vi.waitFor(() => expect(call.state).toBe('resolved'));
+    expect(call.value?.status).toBe(429);
+    expect(await call.value?.text()).toBe('slow down');
+    expect(server.seen).toHaveLength(1);
+  });
+
+  it.each(THREE_SECONDS)('a 429 with %s under a 5 s cap is retried 3 s (virtual) later', async (_name, hint) => {
+    const server = await scriptedServer([reply(429, 'slow down', hint)]);
+    const virtual = installClock();
+    clock = virtual;
+    const call = track(retryFetch(server.url, undefined, { ...quick, maxRetryAfterMs: 5_000 }));
+    await vi.waitFor(() => expect(server.seen).toHaveLength(1));
+    await virtual.tickAsync(2_990);
+    expect(server.seen).toHaveLength(1);
+    await virtual.tickAsync(10);
+    await vi.waitFor(() => expect(call.state).toBe('resolved'));
+    expect(call.value?.status).toBe(200);
+    await call.value?.text();
+    expect(server.seen).toHaveLength(2);
   });
 });

@@ -172,6 +172,66 @@ describe('pushback', () => {
   });
 });
 
+describe('maxRetryAfterMs and pushback too long to wait for', () => {
+  it('a pushback past maxRetryAfterMs: the answer at once, one call, though the deadline leaves time', async () => {
+    const { outcome } = await start([{ status: 'UNAVAILABLE', pushbackMs: '30000' }], { maxRetryAfterMs: 10_000 });
+    const { error } = await outcome;
+    expect(Date.now()).toBe(0);
+    expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
+    expect(error?.metadata.get('grpc-retry-pushback-ms')).toEqual(['30000']);
+    expect(server?.calls).toHaveLength(1);
+  });
+
+  it('a pushback within maxRetryAfterMs is waited for', async () => {
+    const { outcome } = await start([{ status: 'UNAVAILABLE', pushbackMs: '10000' }, 'OK'], { maxRetryAfterMs: 10_000 });
+    await waitedAfter(1);
+    expect(waits).toEqual([10_000]);
+    await clock.tickAsync(10_000);
+    await expect(outcome).resolves.toMatchObject({ value: { ok: true } });
+    expect(server?.calls).toHaveLength(2);
+  });
+
+  it('maxRetryAfterMs is checked with the other options, naming the value', () => {
+    expect(() => grpcRetryInterceptor({ maxRetryAfterMs: -1 })).toThrow(
+      new RangeError('grpcRetryInterceptor: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got -1'),
+    );
+  });
+
+  // A timer holds at most 2^31 − 1 ms; the engine's own sleep is taken in steps of that.
+  it('a 30-day pushback without a deadline: the retry comes 30 days later, not at once', async () => {
+    const month = 30 * 24 * 3600 * 1000;
+    const { outcome } = await start([{ status: 'UNAVAILABLE', pushbackMs: String(month) }, 'OK'], { deadlineMs: Infinity, maxAttempts: 2 });
+    await waitedAfter(1);
+    expect(waits).toEqual([month]);
+    await clock.tickAsync(2 ** 31);
+    expect(server?.calls).toHaveLength(1);
+    await clock.tickAsync(month - 2 ** 31 - 1);
+    expect(server?.calls).toHaveLength(1);
+    await clock.tickAsync(1);
+    await expect(outcome).resolves.toMatchObject({ value: { ok: true } });
+    expect(server?.calls).toHaveLength(2);
+  });
+
+  it('a pushback of 400 digits (Infinity ms) without a deadline: the answer at once', async () => {
+    const { outcome } = await start([{ status: 'UNAVAILABLE', pushbackMs: '9'.repeat(400) }], { deadlineMs: Infinity, maxAttempts: 3 });
+    const { error } = await outcome;
+    expect(Date.now()).toBe(0);
+    expect(error).toMatchObject({ code: status.UNAVAILABLE });
+    expect(server?.calls).toHaveLength(1);
+  });
+
+  // Regression (issue 34): grpc-js's server reads a grpc-timeout into a 32-bit integer, so an
+  // attempt deadline more than 2^31 − 1 ms away reached it negative, and it ended the attempt
+  // at once with DEADLINE_EXCEEDED.
+  it('a deadlineMs of 30 days: the server keeps the attempt, and answers it (no DEADLINE_EXCEEDED at once)', async () => {
+    const { outcome } = await start([{ status: 'UNAVAILABLE', delayMs: 1000 }], { deadlineMs: 30 * 24 * 3600 * 1000, maxAttempts: 1 });
+    await server?.seen(1);
+    await clock.tickAsync(1000);
+    const { error } = await outcome;
+    expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
+  });
+});
+
 describe('call.cancel()', () => {
   it('during an attempt: CANCELLED at once, as grpc-js says it; the server sees the call cancelled', async () => {
     let call: ClientUnaryCall | undefined;

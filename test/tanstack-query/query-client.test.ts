@@ -17,14 +17,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A server answering each request with the next status of the script (`Retry-After` as given), then 200. */
-async function scripted(script: ReadonlyArray<number | readonly [number, string]>, after = 200): Promise<LoopbackServer> {
+/** A server answering each request with the next status of the script (`Retry-After`, or the headers, as given), then 200. */
+async function scripted(
+  script: ReadonlyArray<number | readonly [number, string | Record<string, string>]>,
+  after = 200,
+): Promise<LoopbackServer> {
   let answered = 0;
   const server = await startHttpServer((_seen, res) => {
     const next = script[answered++] ?? after;
-    const [status, retryAfter] = typeof next === 'number' ? [next, undefined] : next;
+    const [status, hint] = typeof next === 'number' ? [next, undefined] : next;
+    const headers = typeof hint === 'string' ? { 'retry-after': hint } : hint;
     if (status === 200) sendJson(res, ITEM);
-    else sendGoogleError(res, status, retryAfter === undefined ? {} : { headers: { 'retry-after': retryAfter } });
+    else sendGoogleError(res, status, headers === undefined ? {} : { headers });
   });
   cleanups.push(() => server.close());
   return server;
@@ -129,6 +133,45 @@ describe('QueryClient.fetchQuery with queryRetry', () => {
     );
     await untilIo(() => call.state !== 'pending');
     expect(call.error).toMatchObject({ status: 503 });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe('server hints and maxRetryAfterMs', () => {
+  it.each([
+    ['RateLimit-Reset: 60', { 'ratelimit-reset': '60' }],
+    ['RateLimit: …, reset=60', { ratelimit: 'limit=10, remaining=0, reset=60' }],
+    ['RateLimit: …;t=60', { ratelimit: '"default";r=0;t=60' }],
+  ])('a 429 whose %s is past maxRetryAfterMs: the error at once, one request', async (_name, headers) => {
+    const server = await scripted([[429, headers]]);
+    const call = track(
+      client(queryRetry({ backoff: steps, maxRetryAfterMs: 30_000 })).fetchQuery({ queryKey: ['item'], queryFn: fetchItem(server.url) }),
+    );
+    await untilIo(() => call.state !== 'pending');
+    expect(call.error).toMatchObject({ status: 429 });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  // Regression (issue 34): retryDelay handed TanStack 2.6e9 ms, or Infinity; its setTimeout took
+  // either as 1 ms, and every attempt ran at once. A wait no timer can hold is not waited for.
+  it.each([
+    ['a 30-day Retry-After', String(30 * 24 * 3600)],
+    ['a Retry-After of 400 digits (Infinity ms)', '9'.repeat(400)],
+  ])('with maxRetryAfterMs: Infinity, %s is not retried at once: the error is the answer, one request', async (_name, retryAfter) => {
+    const server = await scripted([
+      [503, retryAfter],
+      [503, retryAfter],
+      [503, retryAfter],
+    ]);
+    const call = track(
+      client(queryRetry({ backoff: steps, maxRetryAfterMs: Infinity })).fetchQuery({ queryKey: ['item'], queryFn: fetchItem(server.url) }),
+    );
+    await untilIo(() => server.requests.length === 1);
+    await clock.tickAsync(10_000);
+    await untilIo(() => call.state !== 'pending');
+    expect(call.error).toMatchObject({ status: 503 });
+    await clock.tickAsync(10_000);
+    await untilIo(() => true);
     expect(server.requests).toHaveLength(1);
   });
 });

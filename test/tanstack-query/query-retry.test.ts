@@ -1,6 +1,7 @@
 // queryRetry's two functions on their own: the attempt boundary (TanStack's failureCount counts
 // the failures before this one), the classification, idempotency, the waits and their hints,
 // and options checked up front.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_BACKOFF, computeDelay, httpStatus } from '../../src/index.js';
 import { queryRetry } from '../../src/tanstack-query/index.js';
@@ -73,6 +74,29 @@ describe('retry(failureCount, error)', () => {
   it('maxRetryAfterMs 0 still retries a Retry-After of 0', () => {
     expect(queryRetry({ maxRetryAfterMs: 0 }).retry(0, withRetryAfter('0'))).toBe(true);
   });
+
+  it('holds a RateLimit reset and gRPC pushback to maxRetryAfterMs as it holds a Retry-After', () => {
+    const { retry } = queryRetry({ maxRetryAfterMs: 5_000 });
+    const rateLimited = (headers: Record<string, string>) => httpError(429, { response: { status: 429, headers } });
+    const pushback = (ms: string) =>
+      Object.assign(new Error('UNAVAILABLE'), { code: 14, metadata: new Map([['grpc-retry-pushback-ms', [ms]]]) });
+    expect(
+      [rateLimited({ 'ratelimit-reset': '5' }), rateLimited({ ratelimit: 'r=0;t=5' }), pushback('5000')].map((e) => retry(0, e)),
+    ).toEqual([true, true, true]);
+    expect(
+      [rateLimited({ 'ratelimit-reset': '6' }), rateLimited({ ratelimit: 'r=0;t=6' }), pushback('5001')].map((e) => retry(0, e)),
+    ).toEqual([false, false, false]);
+  });
+
+  // Regression (issue 34): TanStack's setTimeout takes a wait above 2^31 − 1 ms as 1 ms.
+  it('with maxRetryAfterMs: Infinity, a hint longer than a timer holds (2^31 − 1 ms) is not retried; one as long is', () => {
+    const { retry } = queryRetry({ maxRetryAfterMs: Infinity });
+    const longest = httpError(503, { retryAfterMs: 2 ** 31 - 1 });
+    expect(retry(0, longest)).toBe(true);
+    expect(retry(0, httpError(503, { retryAfterMs: 2 ** 31 }))).toBe(false);
+    expect(retry(0, withRetryAfter(String(30 * 24 * 3600)))).toBe(false);
+    expect(retry(0, withRetryAfter('9'.repeat(400)))).toBe(false);
+  });
 });
 
 describe('retryDelay(failureCount, error)', () => {
@@ -103,6 +127,32 @@ describe('retryDelay(failureCount, error)', () => {
   it('defaults to DEFAULT_BACKOFF: full jitter under 1 s × 2^n, capped at 32 s', () => {
     const { retryDelay } = queryRetry({ rng: () => 1 });
     expect([0, 1, 5, 6].map((n) => retryDelay(n, unavailable))).toEqual([1_000, 2_000, 32_000, DEFAULT_BACKOFF.maxDelayMs]);
+  });
+
+  // Regression (issue 34): a 30-day hint, or Infinity, went to TanStack's setTimeout as it was,
+  // which fired after 1 ms.
+  it('never exceeds 2^31 − 1 ms, the longest wait a timer holds, whatever the hint or the backoff', () => {
+    const MAX = 2 ** 31 - 1;
+    const { retryDelay } = queryRetry({ maxRetryAfterMs: Infinity, rng: () => 1 });
+    expect(retryDelay(0, withRetryAfter(String(30 * 24 * 3600)))).toBe(MAX);
+    expect(retryDelay(0, withRetryAfter('9'.repeat(400)))).toBe(MAX);
+    const slow = queryRetry({ backoff: { initialDelayMs: 1e12, maxDelayMs: 1e13, jitter: 'none' } });
+    expect(slow.retryDelay(0, unavailable)).toBe(MAX);
+    fc.assert(
+      fc.property(
+        fc.nat(60),
+        fc.oneof(fc.double({ min: 0, noNaN: true }), fc.bigInt({ min: 0n, max: 10n ** 400n }).map(String)),
+        fc.double({ min: 1, max: 1e300, noNaN: true, noDefaultInfinity: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (failureCount, hint, maxDelayMs, draw) => {
+          const error =
+            typeof hint === 'string' ? withRetryAfter(hint) : httpError(503, { retryAfterMs: hint === Infinity ? Number.MAX_VALUE : hint });
+          const { retryDelay } = queryRetry({ backoff: { initialDelayMs: 1, maxDelayMs }, maxRetryAfterMs: Infinity, rng: () => draw });
+          const ms = retryDelay(failureCount, error);
+          return ms >= 0 && ms <= MAX;
+        },
+      ),
+    );
   });
 
   it('a Retry-After lengthens the wait, never shortens it', () => {
