@@ -40,16 +40,25 @@ export interface AttemptThrottle {
 
 /**
  * Holds back every call that shares it while a server has asked for a pause (see
- * `createRetryAfterGate`). Asked before every attempt, first attempts included; told each
- * transient failure's `Retry-After` (or gRPC pushback, or 429/503 RateLimit reset).
+ * `createRetryAfterGate`). Asked before every attempt, first attempts included, and before
+ * each hedged copy; told each transient failure's `Retry-After` (or gRPC pushback, or 429/503
+ * RateLimit reset), a hedged copy's as soon as it fails.
  *
  * @example
  * const gate: RetryGate = createRetryAfterGate();
  * await Promise.all(ids.map((id) => retryFetch(`https://api.example.com/items/${id}`, undefined, { gate })));
  */
 export interface RetryGate {
-  /** Milliseconds until calls may send again; 0 (or less) when they may now. */
-  waitMs(): number;
-  /** A server asked for a pause of `ms` milliseconds: hold every call until it ends. */
+  /**
+   * Milliseconds until calls may send again; 0 (or less) when they may now. `remainingMs` is how
+   * long the asking call has left before its deadline (absent: no deadline to fit): a wait at or
+   * past it fails the call at once, so whatever a gate adds to the pause itself (a random
+   * spread) must fit within it.
+   */
+  waitMs(remainingMs?: number): number;
+  /**
+   * A server asked for a pause of `ms` milliseconds: hold every call until it ends. `ms` is any
+   * number >= 0, `Infinity` included (a hint too large for a double).
+   */
   hold(ms: number): void;
 }

@@ -131,7 +131,10 @@ export interface RetryOptions<T = unknown> {
    * Retry-After, say): the limit compares the attempts counted, while hooks, events and errors
    * number every attempt; the backoff still grows and the deadline still bounds the call. Asked
    * only for a failure that would be retried, with the error (`undefined` for a value
-   * `retryOnResult` refused) and the attempt's context, like every predicate.
+   * `retryOnResult` refused) and the attempt's context, like every predicate. Only the deadline
+   * ends a run of failures it does not count, so it needs a finite `deadlineMs`: with `Infinity`
+   * (a gRPC method config without `timeout` has none) the options are refused with a RangeError,
+   * rather than retrying a server that keeps pacing the call for ever.
    */
   countsAsAttempt?: (error: unknown, ctx: AttemptContext) => boolean;
   /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
@@ -151,9 +154,9 @@ export interface RetryOptions<T = unknown> {
   /**
    * A gate shared by the calls to one host (`createRetryAfterGate()`): when one of them is told
    * to wait (`Retry-After`, gRPC pushback, a 429's RateLimit reset), every call through the gate
-   * waits that long before its next attempt, first attempts included, instead of each finding
-   * the limit by failing. A pause that would end past a call's deadline fails that call at once
-   * (`RetryError` `'deadline'`); its signal still aborts it.
+   * waits that long before its next attempt, first attempts and hedged copies included, instead
+   * of each finding the limit by failing. A pause that would end past a call's deadline fails
+   * that call at once (`RetryError` `'deadline'`); its signal still aborts it.
    */
   gate?: RetryGate;
   /** Source of randomness in [0, 1] for jitter. Default `Math.random`. */
@@ -233,7 +236,10 @@ export interface CallTelemetry {
 export interface AttemptHost {
   /**
    * Whether `error` is worth another try, by the call's retry policy. The call remembers the
-   * answer: when the attempt then fails with that error, the policy is not asked twice.
+   * answer: when the attempt then fails with that error, the policy is not asked twice. It also
+   * remembers a transient error's server hint (`Retry-After`, pushback) and tells the call's
+   * gate at once: whatever error the attempt then fails with, the next attempt waits at least
+   * until the latest moment any copy's server asked for.
    */
   isTransient(error: unknown, ctx: AttemptContext): boolean;
   /** Whether the call's idempotency rule allows sending the request again (asked before any failure). */
@@ -242,6 +248,8 @@ export interface AttemptHost {
   readonly budget: RetryBudget | undefined;
   /** The call's adaptive throttle: an extra copy is a request, admitted or refused. */
   readonly throttle: AttemptThrottle | undefined;
+  /** The call's Retry-After gate: no copy goes out while it holds a pause. */
+  readonly gate: RetryGate | undefined;
   /** Reports an event of the attempt (a `hedge`) to the call's event stream. */
   report(event: CallEvent): void;
   /**

@@ -1,9 +1,13 @@
 /**
  * What an attempt mode (fleet/hedging.ts) may ask of the call it runs in: the call's policies,
  * through one object per attempt. The retry policy's answer about an error is remembered, so
- * that when the attempt then fails with that error the engine does not ask the policy twice.
+ * that when the attempt then fails with that error the engine does not ask the policy twice;
+ * so is the latest moment a server asked the attempt's copies to come back, which the engine
+ * waits for whichever copy's error the attempt fails with.
  */
-import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget } from '../types.js';
+import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget, RetryGate } from '../types.js';
+import { retryAfterMsOf } from '../classify/error-shape.js';
+import { steadyNow } from '../runtime/clock.js';
 import { emit } from './hooks.js';
 import { answerOf } from '../util/check.js';
 import { isWorthRetrying } from './decide.js';
@@ -14,6 +18,8 @@ export class CallHost implements AttemptHost {
   #askedAbout: unknown = undefined;
   // Stryker disable next-line BooleanLiteral: equivalent; known() reads it only after isTransient() or policyFailed() set it with #askedAbout
   #answer = false;
+  /** When the latest-ending pause a server asked of a copy ends, on the steadyNow() clock; 0 for none. */
+  #hintedUntil = 0;
 
   constructor(readonly config: RetryConfig) {}
 
@@ -23,12 +29,33 @@ export class CallHost implements AttemptHost {
   get throttle(): AttemptThrottle | undefined {
     return this.config.fleet?.throttle;
   }
+  get gate(): RetryGate | undefined {
+    return this.config.fleet?.gate;
+  }
 
   isTransient(error: unknown, ctx: AttemptContext): boolean {
     const answer = isWorthRetrying(this.config, ctx, error);
     this.#askedAbout = error;
     this.#answer = answer;
+    if (answer) this.#heard(retryAfterMsOf(error));
     return answer;
+  }
+
+  /**
+   * A copy's transient failure carried a server's hint: the gate hears it now, while other
+   * copies may still run, as it would from a plain attempt's failure; the attempt's wait
+   * remembers it, whichever error the attempt fails with in the end.
+   */
+  #heard(hintMs: number | undefined): void {
+    if (hintMs === undefined) return;
+    this.#hintedUntil = Math.max(this.#hintedUntil, steadyNow() + hintMs);
+    this.config.fleet?.gate?.hold(hintMs);
+  }
+
+  /** What is left now of the longest pause a server asked of this attempt's copies; undefined when none is. */
+  hintLeft(): number | undefined {
+    const left = this.#hintedUntil - steadyNow();
+    return left > 0 ? left : undefined;
   }
 
   policyFailed(error: unknown): void {

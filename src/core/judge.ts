@@ -74,7 +74,9 @@ export function judge(config: RetryConfig, ctx: AttemptContext, outcome: Outcome
   const elapsedMs = outcome.elapsedMs + (runs?.skippedMs ?? 0);
   const { jitter, schedule, where } = config;
   const budget = fleet?.budget;
-  const hintMs = retryAfterMsOf(error);
+  // A hedged attempt waits the longest any of its copies was asked for, whichever error it failed with.
+  const hintLeftMs = runs?.host?.hintLeft();
+  const hintMs = hintLeftMs === undefined ? retryAfterMsOf(error) : Math.max(retryAfterMsOf(error) ?? 0, hintLeftMs);
   // The server asked for a pause: every call through the gate takes it, this one given up or not.
   if (transient && hintMs !== undefined) fleet?.gate?.hold(hintMs);
   // Only a failure that would be retried may leave maxAttempts untouched.

@@ -121,7 +121,8 @@ export class Run<T> implements Timed, AbortWatcher {
   /** Starts the next attempt at time `t`. */
   #runAttempt(t: number): void {
     const config = this.#config;
-    const pause = config.fleet?.gate?.waitMs() ?? 0; // a server asked every call through the gate to pause
+    const gate = config.fleet?.gate; // a server asked every call through it to pause; its spread fits the deadline left
+    const pause = gate === undefined ? 0 : gate.waitMs(this.#runStart() + config.deadlineMs - t);
     if (pause > 0) return this.#attemptAt(t, t + pause);
     const throttle = config.fleet?.throttle;
     if (throttle !== undefined && !throttle.admit()) return this.#fail(throttle.error(), 'throttled');

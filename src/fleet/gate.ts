@@ -19,7 +19,12 @@ import type { RetryGate } from '../types.js';
 export interface RetryAfterGateOptions {
   /**
    * The longest pause one hint may impose, in milliseconds (a longer one is cut to it). Default
-   * `Infinity`: the server's word; each call's deadline bounds what it waits anyway.
+   * 64 000: the longest wait Google's truncated exponential backoff lets one client make
+   * (`maximum_backoff`, "typically 32 or 64 seconds"), so a server's far-off date or absurd
+   * number holds the fleet no longer than one client would back off, and a call with the
+   * default 120 s deadline outlives one whole pause. `Infinity` takes the server's word, however
+   * far: a `Retry-After` date a year away then fails every call through the gate at once for a
+   * year.
    */
   maxHoldMs?: number;
   /**
@@ -33,6 +38,20 @@ export interface RetryAfterGateOptions {
   rng?: () => number;
 }
 
+/*
+ * The default `maxHoldMs`: 64 s, the larger of the two `maximum_backoff` values Google's pages
+ * give ("typically 32 or 64 seconds": Cloud Storage, "Truncated exponential backoff",
+ * https://cloud.google.com/storage/docs/retry-strategy#exponential-backoff), and about half the
+ * default deadline (120 s), so that a call with that deadline outlives one whole pause. Without
+ * a cap, one `Retry-After` date far in the future (a server's clock gone wrong, a quota reset
+ * next month) would fail every call through the gate at once until the process restarts; with
+ * it, the fleet sends one request a pause, which learns whether the server still means it.
+ */
+const DEFAULT_MAX_HOLD_MS = 64_000;
+
+/** A sleep lasts whole timer turns: a call sent back this close to its deadline could not start before it. */
+const TIMER_TURN_MS = 1;
+
 /**
  * A {@link RetryGate} whose pause can be read, e.g. for metrics or tests.
  *
@@ -41,7 +60,7 @@ export interface RetryAfterGateOptions {
  * setInterval(() => metrics.gauge('api.paused_ms', gate.waitMs()), 10_000);
  */
 export interface RetryAfterGate extends RetryGate {
-  /** The cap given by `maxHoldMs`. */
+  /** The cap given by `maxHoldMs` (default 64 000). */
   readonly maxHoldMs: number;
 }
 
@@ -49,8 +68,16 @@ export interface RetryAfterGate extends RetryGate {
  * Creates a gate to share among the calls to one host (`retry(fn, { gate })`,
  * `retryFetch(url, init, { gate })`): one gate per host is the pattern, since a pause is what
  * that host asked for. A pause only ever extends: a shorter hint during a longer pause changes
- * nothing. Each call's deadline and signal bound its wait: a call whose deadline comes before
- * the pause ends fails at once with `RetryError` `'deadline'`.
+ * nothing, a longer one than `maxHoldMs` (default 64 s) is cut to it. Each call's deadline and
+ * signal bound its wait: a call whose deadline comes before the pause ends fails at once with
+ * `RetryError` `'deadline'`; one whose deadline comes after it waits, its share of the spread
+ * cut to what its deadline leaves. Every request of a call is held, the copies of a hedged
+ * attempt included.
+ *
+ * `hold(ms)` takes what a server said: any number >= 0, `Infinity` included (a `Retry-After` of
+ * hundreds of digits is too large for a double), cut to `maxHoldMs`. It throws a `RangeError`
+ * only for what no server can say (`NaN`, a negative number, a non-number): a bug in the code
+ * that called it.
  *
  * Throws a `RangeError`/`TypeError` naming the option for a `maxHoldMs` that is not a number
  * >= 0, or an unknown option.
@@ -63,7 +90,7 @@ export interface RetryAfterGate extends RetryGate {
  */
 export function createRetryAfterGate(options: RetryAfterGateOptions = {}): RetryAfterGate {
   const {
-    maxHoldMs = Infinity,
+    maxHoldMs = DEFAULT_MAX_HOLD_MS,
     spread = true,
     rng = Math.random,
   } = readChecked('createRetryAfterGate', options, RULES) as RetryAfterGateOptions;
@@ -73,15 +100,21 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
   let pauseMs = 0;
   return {
     maxHoldMs,
-    waitMs(): number {
+    waitMs(remainingMs = Infinity): number {
       const left = openAt - steadyNow();
       if (left <= 0) return 0;
-      return spread ? left + drawFrom(rng, 'createRetryAfterGate: options.rng') * pauseMs : left;
+      if (!spread) return left;
+      // The spread keeps held calls from coming back in lockstep; it must not fail a call the
+      // pause itself leaves time for. Scaled, not clamped: calls with little time left still
+      // come back spread over what they have, not piled up against their deadlines. A pause for
+      // ever (maxHoldMs Infinity) leaves no room (NaN or -Infinity): no draw, no Infinity × 0.
+      const room = Math.min(pauseMs, remainingMs - left - TIMER_TURN_MS);
+      return room > 0 ? left + drawFrom(rng, 'createRetryAfterGate: options.rng') * room : left;
     },
     hold(ms: number): void {
-      // NaN or Infinity would never end a pause (and spread it by NaN); a negative one is no
-      // pause. Each is a bug worth naming: a server's hint is always a finite number.
-      if (!(Number.isFinite(ms) && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a finite number >= 0', ms, true);
+      // A negative pause or NaN is no hint a server can give (the parsers read none), so it is
+      // a caller's bug worth naming; Infinity is a server's number too large for a double.
+      if (!(typeof ms === 'number' && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a number >= 0 (Infinity for "forever")', ms, true);
       const pause = Math.min(ms, maxHoldMs);
       const until = steadyNow() + pause;
       if (until <= openAt) return;

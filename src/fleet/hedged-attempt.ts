@@ -8,7 +8,7 @@ import { TimeoutError } from '../errors.js';
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext, AttemptHost } from '../types.js';
-import { hedgerCallStarted, hedgerDelay, type hedgerState, hedgerTakeHedge } from './hedger.js';
+import { hedgerCallStarted, hedgerCanHedge, hedgerDelay, type hedgerState, hedgerTakeHedge } from './hedger.js';
 
 /**
  * Passed to `onHedge` just before an extra copy of an attempt is sent.
@@ -175,30 +175,40 @@ export class HedgedAttempt<T> implements Timed {
     if (at < this.#deadlineAt) schedule(this, at);
   }
 
-  /** The hedging delay passed with no answer: send a copy, or ask again one delay later. */
+  /** The hedging delay passed with no answer: send a copy, or ask again when it may go. */
   onDue(t: number): void {
-    if (this.#hedge(t, 'delay', undefined) === false) this.#scheduleAt(t + Math.max(1, this.#delayMs));
+    const again = this.#hedge(t, 'delay', undefined);
+    if (again > 0) this.#scheduleAt(t + again);
   }
 
   /**
-   * Sends the next copy if the allowance, the budget and the throttle let it go; false when one
-   * of them refused, or the deadline has come (the policies' own exceptions fail the attempt).
+   * Sends the next copy if the gate, the budget, the allowance and the throttle let it go, and
+   * returns 0; 0 too when one of them threw (the attempt fails with it). Otherwise how long until
+   * the copy may be asked for again: when the gate's pause ends, or one delay later for the
+   * others; Infinity at the deadline.
    */
-  #hedge(t: number, reason: 'delay' | 'error', error: unknown): boolean {
+  #hedge(t: number, reason: 'delay' | 'error', error: unknown): number {
     const { host } = this;
     const { hedger, onHedge } = this.settings;
     // At the deadline the engine is about to end the call: a copy sent now would only be aborted
     // (and would have spent a token and the allowance).
-    if (t >= this.#deadlineAt) return false;
+    if (t >= this.#deadlineAt) return Number.POSITIVE_INFINITY;
+    const refusedMs = Math.max(1, this.#delayMs);
     try {
-      if (host.budget !== undefined && !host.budget.canRetry()) return false;
-      if (hedger !== undefined && !hedgerTakeHedge(hedger)) return false;
-      if (host.throttle !== undefined && !host.throttle.admit()) return false;
+      // A server asked every call through the gate to pause: a copy is a request like any other.
+      const pause = host.gate?.waitMs(this.#deadlineAt - t) ?? 0;
+      if (pause > 0) return pause;
+      if (host.budget !== undefined && !host.budget.canRetry()) return refusedMs;
+      // The allowance is looked at first and charged last: a copy the throttle refuses is not sent,
+      // and must not use up the allowance (nor count in hedger.hedges) that a later copy needs.
+      if (hedger !== undefined && !hedgerCanHedge(hedger)) return refusedMs;
+      if (host.throttle !== undefined && !host.throttle.admit()) return refusedMs;
+      if (hedger !== undefined) hedgerTakeHedge(hedger);
       // An extra request is paid for as a retry is: the bucket drains as hedges go out.
       host.budget?.record(false);
     } catch (policyError) {
       this.#policyFailed(policyError);
-      return true;
+      return 0;
     }
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
     const { attempt } = this.ctx;
@@ -207,7 +217,7 @@ export class HedgedAttempt<T> implements Timed {
     if (onHedge !== undefined) callHook(onHedge, { attempt, copy, reason, error, delayMs: this.#delayMs, elapsedMs });
     this.host.report({ type: 'hedge', attempt, copy, reason, elapsedMs });
     if (!this.#settled) this.#send(t);
-    return true;
+    return 0;
   }
 
   #copySucceeded(copy: Copy, value: T): void {
@@ -250,7 +260,7 @@ export class HedgedAttempt<T> implements Timed {
       if (more) this.#hedge(t, 'error', error);
       return;
     }
-    if (more && this.#hedge(t, 'error', error)) return;
+    if (more && this.#hedge(t, 'error', error) === 0) return;
     this.#fail(this.#lastError);
   }
 

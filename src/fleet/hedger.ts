@@ -122,13 +122,19 @@ export function hedgerCallStarted(state: HedgerState): void {
   state.allowance = Math.min(MAX_BANKED_HEDGES, state.allowance + state.maxExtraLoad);
 }
 
-/** Takes one hedge from the allowance if a whole one is left. @internal */
-export function hedgerTakeHedge(state: HedgerState): boolean {
+/** Whether a whole hedge is left in the allowance. @internal */
+export function hedgerCanHedge(state: HedgerState): boolean {
   // Allowances are sums of floating-point shares: 20 × 0.05 is 0.9999999999999999.
-  if (state.allowance < 1 - 1e-9) return false;
+  return state.allowance >= 1 - 1e-9;
+}
+
+/**
+ * Takes one hedge from the allowance, for a copy that goes out: asked only after
+ * {@link hedgerCanHedge} and every other check said yes, so a refused copy costs nothing. @internal
+ */
+export function hedgerTakeHedge(state: HedgerState): void {
   state.allowance = Math.max(0, state.allowance - 1);
   state.hedges++;
-  return true;
 }
 
 const RULES: FieldRules = {

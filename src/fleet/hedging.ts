@@ -51,10 +51,14 @@ export const HEDGING_RULES: FieldRules = {
  * - a copy's transient error sends the next copy at once; an error that is not transient fails
  *   the attempt with that error at once; when no copy is running and none may be sent, the
  *   attempt fails with the last error, which the call judges, backs off and retries as usual;
- * - an error whose server asks to wait (`Retry-After`, gRPC pushback) sends no more copies;
+ * - an error whose server asks to wait (`Retry-After`, gRPC pushback) sends no more copies,
+ *   and the call's gate hears it at once; whichever copy's error the attempt fails with, the
+ *   next attempt waits until the latest moment any copy's server asked for;
  * - only an operation the call's `idempotent` rule allows to be resent is copied, and each
- *   extra copy needs the hedger's allowance, the budget's consent and the throttle's admission
- *   (a refused copy is asked for again one delay later);
+ *   extra copy needs the call's gate to hold no pause (a held copy is asked for again when the
+ *   pause ends), then the budget's consent, the hedger's allowance and the throttle's admission
+ *   (a refused copy is asked for again one delay later); the allowance and the budget are
+ *   charged only for a copy that goes out;
  * - the delay is `delayMs`, or the hedger's percentile of recent latencies.
  *
  * Bad options throw a `TypeError`/`RangeError` naming the option, now.

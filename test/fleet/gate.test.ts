@@ -2,16 +2,19 @@
 // included, bounded by each call's deadline and signal. In virtual time.
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
-import { RetryError, createRetryAfterGate, retry } from '../../src/index.js';
+import { RetryError, createRetryAfterGate, hedging, retry } from '../../src/index.js';
+import { scriptedFetch } from '../../src/testing/index.js';
 import { script, withRetryAfter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
+import { startLoopback } from '../helpers/loopback.js';
+import { ioUntil } from '../helpers/virtual-io.js';
 
 const clock = useVirtualClock();
 const backoff = { initialDelayMs: 100, multiplier: 1, maxDelayMs: 100, jitter: 'none' as const };
 describe('createRetryAfterGate', () => {
   it('is open until held; a pause counts down on the clock and only ever extends', () => {
     const gate = createRetryAfterGate({ spread: false });
-    expect(gate.maxHoldMs).toBe(Infinity);
+    expect(gate.maxHoldMs).toBe(64_000);
     expect(gate.waitMs()).toBe(0);
     gate.hold(5000);
     expect(gate.waitMs()).toBe(5000);
@@ -48,6 +51,49 @@ describe('createRetryAfterGate', () => {
     expect(gate.waitMs()).toBe(30_000);
     gate.hold(0);
     expect(gate.waitMs()).toBe(30_000);
+  });
+
+  // Regression (issue 34): a hint too large for a double (Infinity) threw the gate's RangeError.
+  it('takes a pause of Infinity (a hint too large for a double) as one of maxHoldMs', () => {
+    const capped = createRetryAfterGate({ maxHoldMs: 30_000, spread: false });
+    capped.hold(Number.POSITIVE_INFINITY);
+    expect(capped.waitMs()).toBe(30_000);
+    const byDefault = createRetryAfterGate({ spread: false });
+    byDefault.hold(Number.POSITIVE_INFINITY);
+    expect(byDefault.waitMs()).toBe(64_000);
+    clock.tick(64_000);
+    expect([capped.waitMs(), byDefault.waitMs()]).toEqual([0, 0]);
+  });
+
+  it('with maxHoldMs Infinity, holds a pause of Infinity for ever, spread or not (never NaN)', () => {
+    for (const rng of [() => 0, () => 0.5]) {
+      const gate = createRetryAfterGate({ maxHoldMs: Number.POSITIVE_INFINITY, rng });
+      gate.hold(Number.POSITIVE_INFINITY);
+      expect([gate.waitMs(), gate.waitMs(5000)]).toEqual([Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY]);
+    }
+  });
+
+  // Regression (issue 34): the spread was drawn over the whole pause, whatever the asking call had left.
+  it("cuts the spread to what the asking call's deadline leaves after the pause, less one timer turn", () => {
+    let draws = 0;
+    const gate = createRetryAfterGate({
+      rng: () => {
+        draws++;
+        return 0.9;
+      },
+    });
+    gate.hold(1000);
+    expect(gate.waitMs()).toBe(1000 + 0.9 * 1000); // no deadline given: the whole pause
+    expect(gate.waitMs(5000)).toBe(1000 + 0.9 * 1000); // room for the whole spread
+    expect(gate.waitMs(1500)).toBe(1000 + 0.9 * 499); // 500 ms left after the pause, 1 for the timer
+    expect(draws).toBe(3);
+    // No room left for a spread: nothing drawn.
+    expect(gate.waitMs(1001)).toBe(1000); // the pause ends one timer turn before the deadline
+    expect(gate.waitMs(1000.5)).toBe(1000); // the pause ends as good as at the deadline
+    expect(gate.waitMs(800)).toBe(1000); // the pause itself passes the deadline: told as it is
+    expect(draws).toBe(3);
+    clock.tick(1000);
+    expect(gate.waitMs(10)).toBe(0);
   });
 
   it('spreads the return of held calls over one more pause, each asking drawing its own part', () => {
@@ -92,12 +138,14 @@ describe('createRetryAfterGate', () => {
       new TypeError('createRetryAfterGate: options.rng must be a function, got 0.5'),
     );
     const gate = createRetryAfterGate({ spread: false });
-    expect(() => gate.hold(Number.NaN)).toThrow(new RangeError('gate.hold(ms): ms must be a finite number >= 0, got NaN'));
-    expect(() => gate.hold(Number.POSITIVE_INFINITY)).toThrow(
-      new RangeError('gate.hold(ms): ms must be a finite number >= 0, got Infinity'),
+    expect(() => gate.hold(Number.NaN)).toThrow(
+      new RangeError('gate.hold(ms): ms must be a number >= 0 (Infinity for "forever"), got NaN'),
     );
-    expect(() => gate.hold(-5)).toThrow(RangeError);
-    expect(() => gate.hold('5' as never)).toThrow(new RangeError('gate.hold(ms): ms must be a finite number >= 0, got "5"'));
+    expect(() => gate.hold(-5)).toThrow(new RangeError('gate.hold(ms): ms must be a number >= 0 (Infinity for "forever"), got -5'));
+    expect(() => gate.hold(Number.NEGATIVE_INFINITY)).toThrow(RangeError);
+    expect(() => gate.hold('5' as never)).toThrow(
+      new RangeError('gate.hold(ms): ms must be a number >= 0 (Infinity for "forever"), got "5"'),
+    );
     expect(() => createRetryAfterGate({ maxHoldMs: '5' } as never)).toThrow(
       new RangeError('createRetryAfterGate: options.maxHoldMs must be a number >= 0 (Infinity for no cap), got "5"'),
     );
@@ -161,6 +209,36 @@ describe('retry() through a gate', () => {
     expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, elapsedMs: 100, cause: error });
   });
 
+  // Regression (issue 34): with rng pinned at 0.9, pause + spread passed the deadline and all 20 failed at once.
+  it('fails early only a call whose deadline comes before the pause itself ends: the spread is cut to fit', async () => {
+    const gate = createRetryAfterGate({ rng: () => 0.9 });
+    gate.hold(1000);
+    const calls = Array.from({ length: 20 }, () => script());
+    const settled = calls.map(({ fn }) => track(retry(fn, { gate, deadlineMs: 1500 })));
+    const late = track(retry(script().fn, { gate, deadlineMs: 1000 }));
+    await clock.tickAsync(0);
+    expect(late.error).toMatchObject({ reason: 'deadline', attempts: 0 });
+    await clock.tickAsync(1499);
+    expect(settled.map((p) => p.state)).toEqual(Array(20).fill('resolved'));
+    // Each came back after the pause, within what its deadline left: 1000 + 0.9 × 499 ms, on a whole timer turn.
+    expect(calls.map(({ calls: at }) => at)).toEqual(Array(20).fill([1450]));
+  });
+
+  it('fits the spread to the deadline left when a call wakes from its backoff into a pause', async () => {
+    const gate = createRetryAfterGate({ rng: () => 0.9 });
+    const call = script(httpError(503));
+    const p = track(retry(call.fn, { backoff, gate, deadlineMs: 1500 }));
+    await clock.tickAsync(50);
+    gate.hold(1000); // until 1050
+    await clock.tickAsync(50);
+    // At 100, 1400 ms left: 950 of pause, then 0.9 of the 449 ms the deadline leaves after it.
+    await clock.tickAsync(1354);
+    expect(call.calls).toEqual([0]);
+    await clock.tickAsync(1);
+    expect(call.calls).toEqual([0, 1455]);
+    expect(p.value).toBe('ok');
+  });
+
   it("a caller's abort ends the pause at once", async () => {
     const gate = createRetryAfterGate({ spread: false });
     gate.hold(10_000);
@@ -186,6 +264,50 @@ describe('retry() through a gate', () => {
     await clock.tickAsync(0);
     expect(gate.waitMs()).toBe(700);
     await clock.tickAsync(700);
+    expect(p.value).toBe('ok');
+  });
+
+  // Regression (issue 34): Retry-After of 309+ digits, or a RateLimit-Reset or pushback as large, is
+  // Infinity: gate.hold() threw its RangeError and every call through the gate rejected with it.
+  it.each([
+    ['Retry-After of 400 digits', () => withRetryAfter(503, '9'.repeat(400))],
+    ["a 429's RateLimit-Reset of 400 digits", () => httpError(429, { headers: { 'ratelimit-reset': '9'.repeat(400) } })],
+    [
+      'a gRPC pushback of 400 digits',
+      () =>
+        Object.assign(new Error('UNAVAILABLE'), {
+          code: 14,
+          metadata: { get: (key: string) => (key === 'grpc-retry-pushback-ms' ? ['9'.repeat(400)] : []) },
+        }),
+    ],
+  ])('handles a hint too large for a double (%s) as without a gate, and holds the gate maxHoldMs', async (_name, hinted) => {
+    const outcomes = [];
+    for (const gate of [undefined, createRetryAfterGate({ spread: false })]) {
+      const error = hinted();
+      const p = track(retry(script(error).fn, { backoff, gate }));
+      await clock.tickAsync(0);
+      expect(p.error).toBeInstanceOf(RetryError);
+      expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, cause: error });
+      outcomes.push((p.error as RetryError).message);
+      expect(gate?.waitMs()).toBe(gate === undefined ? undefined : 64_000);
+    }
+    expect(outcomes[1]).toBe(outcomes[0]);
+    await clock.tickAsync(64_000);
+  });
+
+  // Regression (issue 34): with maxHoldMs Infinity by default, a far-future date held the gate until a restart.
+  it('holds for at most 64 s by default on a Retry-After date far away: a call with the default deadline then goes', async () => {
+    const gate = createRetryAfterGate({ spread: false });
+    const year9999 = withRetryAfter(503, 'Fri, 31 Dec 9999 23:59:59 GMT');
+    const first = track(retry(script(year9999).fn, { backoff, gate }));
+    await clock.tickAsync(0);
+    expect(first.error).toMatchObject({ reason: 'deadline', attempts: 1, cause: year9999 });
+    const second = script();
+    const p = track(retry(second.fn, { backoff, gate }));
+    await clock.tickAsync(63_999);
+    expect(second.calls).toEqual([]);
+    await clock.tickAsync(1);
+    expect(second.calls).toEqual([64_000]);
     expect(p.value).toBe('ok');
   });
 
@@ -226,6 +348,22 @@ describe('retry() through a gate', () => {
 });
 
 describe('retryFetch through a gate', () => {
+  // Regression (issue 34): the gate threw a RangeError instead of the 429 being returned.
+  it('returns at once, as without a gate, a 429 whose Retry-After is too large for a double', async () => {
+    const statuses = [];
+    for (const gate of [undefined, createRetryAfterGate({ spread: false })]) {
+      const fetch = scriptedFetch([{ status: 429, headers: { 'retry-after': '9'.repeat(400) }, body: 'come back never' }]);
+      const res = await retryFetch('http://x.test/', undefined, { fetch, backoff, gate });
+      expect(Date.now()).toBe(0);
+      statuses.push([res.status, await res.text(), fetch.requests.length]);
+    }
+    expect(statuses).toEqual([
+      [429, 'come back never', 1],
+      [429, 'come back never', 1],
+    ]);
+    await clock.tickAsync(64_000);
+  });
+
   it("a 429's RateLimit-Reset holds the other requests to the host", async () => {
     const sent: Array<{ url: string; at: number }> = [];
     const fetchFn: typeof fetch = async (input) => {
@@ -245,5 +383,49 @@ describe('retryFetch through a gate', () => {
     expect(sent.map((s) => s.at)).toEqual([0, 2000, 2000]);
     expect((first.value as Response).status).toBe(200);
     expect((second.value as Response).status).toBe(200);
+  });
+
+  // Regression (issue 34): copies asked the budget, the hedger and the throttle, never the gate,
+  // so call A's second copy went out at 100 ms, in the middle of the pause call B was told of.
+  it('sends no hedged copy during a pause: the copy waits for the pause to end (loopback, real fetch)', async () => {
+    const arrived: string[] = [];
+    const server = await startLoopback((req, res) => {
+      arrived.push(`${req.url}@${Date.now()}`);
+      if (arrived.length === 1) return; // call A's first copy: no answer (aborted once a copy wins)
+      if (req.url === '/b' && arrived.filter((at) => at.startsWith('/b@')).length === 1) {
+        res.writeHead(429, { 'retry-after': '2' });
+        return res.end('slow down');
+      }
+      res.end(`ok ${req.url}`);
+    });
+    try {
+      const sent: string[] = [];
+      // The real fetch, recording when each request goes out (on the virtual clock).
+      const fetchFn: typeof fetch = (input, init) => {
+        sent.push(`${new URL(String(input)).pathname}@${Date.now()}`);
+        return fetch(input, init);
+      };
+      const gate = createRetryAfterGate({ spread: false });
+      const options = { fetch: fetchFn, gate, backoff, deadlineMs: 10_000 };
+      const a = track(retryFetch(`${server.url}/a`, undefined, { ...options, hedge: hedging({ delayMs: 100 }) }));
+      await ioUntil(() => arrived.length === 1, "call A's first copy reached the server");
+      await clock.tickAsync(10);
+      const b = track(retryFetch(`${server.url}/b`, undefined, options));
+      await ioUntil(() => gate.waitMs() > 0, "call B's 429 held the gate");
+      expect(gate.waitMs()).toBe(2000);
+      await clock.tickAsync(90); // call A's hedging delay has passed, within the pause
+      expect(sent).toEqual(['/a@0', '/b@10']);
+      await clock.tickAsync(1909);
+      expect(sent).toEqual(['/a@0', '/b@10']);
+      await clock.tickAsync(1); // the pause ends at 2010: B's retry and A's copy go out
+      await ioUntil(() => a.state !== 'pending' && b.state !== 'pending', 'both calls settled');
+      expect(sent.slice(2).sort()).toEqual(['/a@2010', '/b@2010']);
+      expect(arrived.slice(2).sort()).toEqual(['/a@2010', '/b@2010']);
+      expect(await (a.value as Response).text()).toBe('ok /a');
+      expect(await (b.value as Response).text()).toBe('ok /b');
+    } finally {
+      await server.close();
+      await clock.runAllAsync(); // undici's own timers (its keep-alive clock) run on the virtual clock
+    }
   });
 });

@@ -6,6 +6,7 @@ import {
   type AttemptContext,
   createAdaptiveThrottle,
   createHedger,
+  createRetryAfterGate,
   createRetryBudget,
   hedge,
   type HedgeEvent,
@@ -15,7 +16,10 @@ import {
   retry,
   TimeoutError,
 } from '../../src/index.js';
+import { retryFetch } from '../../src/fetch/index.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
+import { startLoopback } from '../helpers/loopback.js';
+import { ioUntil } from '../helpers/virtual-io.js';
 
 // Every test must leave nothing behind in the library's shared timer queue (see useVirtualClock).
 const clock = useVirtualClock();
@@ -672,6 +676,104 @@ describe('retry() with hedging(): copies race within each attempt', () => {
     expect(p).toMatchObject({ state: 'resolved', value: '2.1' });
   });
 
+  // Regression (issue 34): the attempt failed with copy 2's plain 503 and forgot copy 1's hint:
+  // the next attempt went out after the 1 ms backoff, and the gate never heard of the pause.
+  it('waits the longest hint any copy got, from when it came, and tells the gate at once (loopback, real fetch)', async () => {
+    const arrived: number[] = [];
+    const server = await startLoopback((_req, res) => {
+      arrived.push(Date.now());
+      const answer =
+        (status: number, headers: Record<string, string> = {}) =>
+        () => {
+          res.writeHead(status, headers);
+          res.end(`status ${status}`);
+        };
+      // Copies 1 and 2 each answer 200 ms after they arrive: a 429 asking for 1 s, then a plain 503.
+      if (arrived.length === 1) setTimeout(answer(429, { 'retry-after': '1' }), 200);
+      else if (arrived.length === 2) setTimeout(answer(503), 200);
+      else answer(200)();
+    });
+    try {
+      const answered: number[] = [];
+      const fetchFn: typeof fetch = async (input, init) => {
+        const res = await fetch(input, init);
+        answered.push(res.status);
+        return res;
+      };
+      const gate = createRetryAfterGate({ spread: false });
+      const retries: RetryEvent[] = [];
+      const constant1ms = { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' as const };
+      const onRetry = (e: RetryEvent) => retries.push(e);
+      const options = { fetch: fetchFn, gate, backoff: constant1ms, maxAttempts: 3, hedge: hedging({ delayMs: 100 }), onRetry };
+      const call = track(retryFetch(server.url, undefined, options));
+      await ioUntil(() => arrived.length === 1, 'copy 1 reached the server');
+      await clock.tickAsync(100);
+      await ioUntil(() => arrived.length === 2, 'copy 2 reached the server');
+      expect(arrived).toEqual([0, 100]);
+      await clock.tickAsync(100);
+      await ioUntil(() => answered.length === 1, "copy 1's 429 came back");
+      expect(gate.waitMs()).toBe(1000); // told at once, while copy 2 still runs
+      await clock.tickAsync(100);
+      await ioUntil(() => retries.length === 1, "copy 2's 503 failed the attempt");
+      expect(answered).toEqual([429, 503]);
+      // The attempt failed with the last copy's 503; the wait is what is left of copy 1's second.
+      expect(retries).toMatchObject([{ attempt: 1, error: { status: 503 }, delayMs: 900 }]);
+      await clock.tickAsync(899);
+      expect(arrived).toHaveLength(2);
+      await clock.tickAsync(1);
+      await ioUntil(() => call.state !== 'pending', 'the call settled');
+      expect(arrived).toEqual([0, 100, 1200]);
+      expect((call.value as Response).status).toBe(200);
+    } finally {
+      await server.close();
+      await clock.runAllAsync(); // undici's own timers (its keep-alive clock) run on the virtual clock
+    }
+  });
+
+  it('waits for the last copy’s own hint when it asks for longer than an earlier copy’s', async () => {
+    const { fn, started } = perAttempt({
+      '1.1': { ms: 200, error: httpError(429, { headers: { 'retry-after': '1' } }) },
+      '1.2': { ms: 200, error: httpError(503, { headers: { 'retry-after': '2' } }) },
+      '2.1': { ms: 5 },
+    });
+    const gate = createRetryAfterGate({ spread: false });
+    const retries: RetryEvent[] = [];
+    const p = track(retry(fn, { backoff, gate, hedge: hedging({ delayMs: 100 }), onRetry: (e) => retries.push(e) }));
+    await clock.tickAsync(300);
+    expect(retries.map((e) => e.delayMs)).toEqual([2000]);
+    expect(gate.waitMs()).toBe(2000);
+    await clock.tickAsync(2005);
+    expect(started).toEqual(['1.1@0', '1.2@100', '2.1@2300']);
+    expect(p.value).toBe('2.1');
+  });
+
+  it('tells the gate nothing of a hint on a copy’s error that is not retried', async () => {
+    const refused = httpError(400, { headers: { 'retry-after': '9' } });
+    const { fn } = perAttempt({ '1.1': { ms: 200 }, '1.2': { ms: 10, error: refused } });
+    const gate = createRetryAfterGate({ spread: false });
+    const p = track(retry(fn, { backoff, gate, hedge: hedging({ delayMs: 100 }) }));
+    await clock.tickAsync(110);
+    expect(p.error).toBe(refused);
+    expect(gate.waitMs()).toBe(0);
+  });
+
+  it('holds a copy during a pause another call’s server asked for, and sends it when the pause ends, its spread cut to the deadline', async () => {
+    const gate = createRetryAfterGate({ rng: () => 0.9 });
+    const { fn, started } = perAttempt({ '1.2': { ms: 5 } });
+    const p = track(retry(fn, { backoff, gate, deadlineMs: 1500, hedge: hedging({ delayMs: 100 }) }));
+    await clock.tickAsync(50);
+    gate.hold(1000); // until 1050: the copy due at 100 waits
+    await clock.tickAsync(50);
+    expect(started).toEqual(['1.1@0']);
+    // 950 ms of pause, then 0.9 of the 449 ms the deadline leaves after it: at 1454.1, on the 1455 timer turn.
+    await clock.tickAsync(1354);
+    expect(started).toEqual(['1.1@0']);
+    await clock.tickAsync(1);
+    expect(started).toEqual(['1.1@0', '1.2@1455']);
+    await clock.tickAsync(5);
+    expect(p.value).toBe('1.2');
+  });
+
   it('a copy’s ctx.progress() is the attempt’s: the deadline counts afresh, and a copy it held back goes out', async () => {
     // Deadline 100: copy 3 (due at 120) would be at or after it. Copy 2 reports progress at 90,
     // so the deadline moves to 190 and copy 3 goes out at 120 and wins.
@@ -980,6 +1082,24 @@ describe('a hedged attempt: the call’s policies', () => {
     await clock.tickAsync(45);
     expect(starts).toEqual([0, 40]);
     expect(admit).toHaveBeenCalledTimes(3);
+    expect(p.value).toBe('#2');
+  });
+
+  // Regression (issue 34): the allowance was taken before throttle.admit(), so a copy the throttle
+  // refused counted in hedger.hedges and used the allowance up: the copy it later admitted never went.
+  it('charges the hedger only for copies sent: one the throttle refused keeps the allowance for a later one', async () => {
+    const hedger = createHedger({ maxExtraLoad: 0 }); // an allowance of exactly one hedge, ever
+    const draws = [0.9, 0.1, 0.9]; // admit the attempt, refuse the first ask for copy 2, admit the second
+    const throttle = createAdaptiveThrottle({ k: 1, minRequests: 0, rng: () => draws.shift() ?? 0 });
+    for (let i = 0; i < 3; i++) throttle.record(false); // an overloaded server: rejection probability 3/4
+    const { fn, starts } = backend({ ms: 1000 }, { ms: 5 });
+    const p = track(retry(fn, { throttle, hedge: hedging({ delayMs: 20, hedger }) }));
+    await clock.tickAsync(20);
+    expect(starts).toEqual([0]); // the throttle refused copy 2
+    expect(hedger.hedges).toBe(0);
+    await clock.tickAsync(25);
+    expect(starts).toEqual([0, 40]);
+    expect(hedger.hedges).toBe(1);
     expect(p.value).toBe('#2');
   });
 
