@@ -13,7 +13,7 @@ import type { AttemptContext } from '../types.js';
 import { startCall } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
-import { cancelBody } from './responses.js';
+import { PEEK_LIMIT_BYTES, cancelBody, peekText } from './responses.js';
 import { UPLOAD_RETRY_ON_RESULT } from './gcs-upload-start.js';
 import { invocationHeaders } from './invocation-headers.js';
 
@@ -59,6 +59,7 @@ const UPLOAD_RULES: FieldRules = /* @__PURE__ */ presetRules({
   fetch: FUNCTION,
   retryOnResult: UPLOAD_RETRY_ON_RESULT,
   idempotent: /* @__PURE__ */ leftOut('every request of an upload session is safe to resend'),
+  hedge: /* @__PURE__ */ leftOut('an upload sends its chunks in order from the offset the session reports: two copies would race over it'),
 });
 
 /** The offset after the bytes a 308's `Range: bytes=0-<last>` says were persisted; 0 without one. */
@@ -76,9 +77,21 @@ function persistedOf(res: Response, total: number): number {
  * A 200 or 201 is the object: it must be the body that was sent. Its metadata's `size` (read
  * from a copy: the caller still reads the body) must be the body's; without one, a final answer
  * to a request that stopped short of the last byte (`sentTo` < `total`) cannot be that object.
+ * Metadata is a few KiB: a body past {@link PEEK_LIMIT_BYTES} is no object's, and is refused
+ * after that much is read, rather than read for as long as the server sends it.
  */
 async function complete(res: Response, total: number, sentTo: number): Promise<Response> {
-  const size = await sizeOf(res);
+  // A body that breaks has no size to read, as one that is not JSON.
+  const text = await peekText(res).catch(() => '');
+  if (text === undefined) {
+    cancelBody(res);
+    throw new GcsUploadError(
+      'protocol',
+      res.status,
+      `HTTP ${res.status} (upload complete) with a body of more than ${PEEK_LIMIT_BYTES} bytes, which no object's metadata is`,
+    );
+  }
+  const size = sizeOf(text);
   // Stryker disable next-line UnaryOperator: -1 and +1 differ only for a 1-byte upload, whose every request reaches the last byte (sentTo < total never holds).
   if ((size ?? (sentTo < total ? -1 : total)) !== total) {
     cancelBody(res);
@@ -89,10 +102,10 @@ async function complete(res: Response, total: number, sentTo: number): Promise<R
 }
 
 /** The `size` of an object's JSON metadata (a decimal string), or undefined when there is none to read. */
-async function sizeOf(res: Response): Promise<number | undefined> {
+function sizeOf(text: string): number | undefined {
   try {
     // A body of `null` throws at `.size`, into the catch, as a body that is not JSON does.
-    const size: unknown = JSON.parse(await res.clone().text()).size;
+    const size: unknown = JSON.parse(text).size;
     return /^\d+$/.test(String(size)) ? Number(size) : undefined;
   } catch {}
 }
@@ -133,12 +146,14 @@ function failure(res: Response): never {
  * nothing new is a failed attempt, backed off and counted like a 503. Every request is resent
  * safely: the session URI names one upload. Rejects with a {@link GcsUploadError} when the
  * session expired (404/410) or its final answer is not the object sent (`'protocol'`: a `size`
- * other than the body's, or a 200 before the last byte was sent), with the `HttpStatusError`
+ * other than the body's, a 200 before the last byte was sent, or a body longer than 64 KiB,
+ * which no object's metadata is: only that much of it is read), with the `HttpStatusError`
  * of a status not worth retrying, or with
  * retry()'s `RetryError` (whose `cause` is a `'no-progress'` GcsUploadError when the session
  * kept nothing).
  * `onSuccess` and `onGiveUp` are the upload's: called once, counting every chunk's attempts;
- * `retryOnResult` is refused (a 308 is progress, not a value to retry).
+ * `retryOnResult` is refused (a 308 is progress, not a value to retry), and so is `hedge` (the
+ * chunks go in order from one offset: two copies would race over it), before any request.
  *
  * @example
  * const sessionUri = await gcsStartResumableUpload({ bucket: 'my-bucket', name: 'backups/db.tar', token });

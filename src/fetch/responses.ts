@@ -8,6 +8,9 @@ import { unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 /** The controller of the signal each response's fetch was given. */
 const controllerOf = new WeakMap<Response, AbortController>();
 
+/** The follower of an attempt's signal that its next abort reaches: the latest fetch's. */
+const followerOf = new WeakMap<AbortSignal, { latest: AbortController }>();
+
 /**
  * A signal that aborts one macrotask after `signal` (not aborted yet), with its reason, for one
  * attempt's fetch. retry() aborts every attempt that reaches its deadline in the same timer
@@ -15,13 +18,27 @@ const controllerOf = new WeakMap<Response, AbortController>();
  * each, far more on a busy machine); done at once, fifty calls sharing a deadline would each
  * settle only after all fifty cleanups. Deferred, every caller hears of the deadline first, and
  * the sockets close right after.
+ *
+ * An attempt that reads a buffered body in parts (`bufferBody`) sends one fetch per part, each
+ * after the last part was read to its end: `signal` keeps one listener, which aborts the latest
+ * follower, instead of one per part (4,096 parts made 4,096 listeners, and each added one cost
+ * more than the last). Each fetch still gets a follower of its own: fetch (undici) adds a
+ * listener to the signal it is given, and drops it only when its request is garbage.
  */
 export function followLate(signal: AbortSignal): AbortController {
   const follower = new AbortController();
+  const known = followerOf.get(signal);
+  if (known !== undefined) {
+    known.latest = follower;
+    return follower;
+  }
+  const slot = { latest: follower };
+  followerOf.set(signal, slot);
   // An attempt's signal aborts once, and lives no longer than its attempt: no need for `once`.
   // The braces matter: a listener that returns a value (setTimeout's) makes workerd warn.
   signal.addEventListener('abort', () => {
-    setTimeout(() => follower.abort(signal.reason), 0);
+    const latest = slot.latest;
+    setTimeout(() => latest.abort(signal.reason), 0);
   });
   return follower;
 }
@@ -79,6 +96,39 @@ export async function readWholeBody(response: Response): Promise<void> {
   } catch (error) {
     cancelBody(response);
     throw error;
+  }
+}
+
+/**
+ * The most bytes of a body the library reads for a check of its own: 64 KiB. Cloud Storage's
+ * object metadata (an upload's final answer) stays far below it: custom metadata is capped at
+ * 8 KiB (Cloud Storage, "Quotas & limits", https://cloud.google.com/storage/quotas).
+ */
+export const PEEK_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The text of `response`'s body as a check of the library reads it: from a clone (the caller
+ * still reads the body), and at most `limit` bytes. Resolves to undefined when the body is
+ * longer, having cancelled the clone at the first chunk past the limit: a body that never ends
+ * costs `limit` bytes, not the deadline's worth of them. Rejects when the body breaks. Bodies the
+ * caller asked for (`bufferBody`, the response handed over) are read whole; this is for the others.
+ */
+export async function peekText(response: Response, limit = PEEK_LIMIT_BYTES): Promise<string | undefined> {
+  const body = response.clone().body;
+  if (body === null) return '';
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) return text + decoder.decode();
+    size += chunk.value.byteLength;
+    if (size > limit) {
+      reader.cancel().catch(ignore);
+      return undefined;
+    }
+    text += decoder.decode(chunk.value, { stream: true });
   }
 }
 

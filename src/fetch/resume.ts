@@ -8,7 +8,7 @@
  * hooks) is the driver's to say (resume-driver.ts).
  */
 import { ResumeError } from '../errors.js';
-import { type DownloadProgress, identity, trackDownload } from '../transfer/download.js';
+import { type Answer, type DownloadProgress, identity, trackDownload } from '../transfer/download.js';
 import type { AttemptContext } from '../types.js';
 import { cancelBody, ignore } from './responses.js';
 
@@ -44,16 +44,20 @@ function truncated(progress: DownloadProgress): Error {
 }
 
 /**
- * Judges an answer for the rest, cancelling its body when it is refused. Returns whether it
- * restarts the body from byte 0.
+ * Judges an answer for the rest, cancelling its body when it is refused. Returns what it is
+ * and, for an answer that ends the object (`'end'`, a 416), an empty body to read instead of its own.
  */
-function accept(progress: DownloadProgress, res: Response, method: string, restartable: boolean): boolean {
+function accept(progress: DownloadProgress, res: Response, method: string, restartable: boolean): [Answer, Response] {
+  let answer: Answer;
   try {
-    return progress.answer(res, method, restartable);
+    answer = progress.answer(res, method, restartable);
   } catch (error) {
     cancelBody(res);
     throw error;
   }
+  if (answer !== 'end') return [answer, res];
+  cancelBody(res);
+  return [answer, new Response(new Uint8Array(0))];
 }
 
 /** Reads a response's body, resuming it after each break. */
@@ -88,9 +92,7 @@ function resumingReader(first: Response, driver: ResumeDriver, method: string): 
       broken,
       async (ctx) => {
         const { headers, generation } = progress.rest();
-        const res = await driver.send(headers, generation, ctx);
-        accept(progress, res, method, progress.received === 0);
-        return res;
+        return accept(progress, await driver.send(headers, generation, ctx), method, progress.received === 0)[1];
       },
       progressed,
     );
@@ -196,14 +198,17 @@ export function bodyBuffer(): BodyBuffer {
   };
   return {
     next: () => (progress === undefined ? undefined : progress.rest()),
-    async fill(res, method, signal) {
+    async fill(answer, method, signal) {
       // Stryker disable next-line UpdateOperator: counting down gives each fill a number of its own just as well
       const mine = ++current;
+      let res = answer;
       if (progress === undefined) {
         progress = trackDownload(res);
         first = res;
-      } else if (accept(progress, res, method, true)) {
-        chunks = [];
+      } else {
+        const [kind, body] = accept(progress, res, method, true);
+        if (kind === 'restart') chunks = [];
+        res = body;
       }
       const reader = (res.body as ReadableStream<Uint8Array>).getReader();
       const abandon = (): void => {

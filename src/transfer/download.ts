@@ -22,22 +22,27 @@ export interface DownloadProgress {
   /** The headers of the request for the rest, and the generation to put in its query. */
   rest(): { headers: Record<string, string>; generation: string | undefined };
   /**
-   * Judges the answer to {@link rest}: returns true when it is the whole object again from byte
-   * 0 (a restart, allowed only when `restartable`), false when it is the part that continues.
-   * Throws a ResumeError for what asking again cannot fix, an HttpStatusError for an error status
-   * (for the retry policy to judge). The caller cancels the answer's body when this throws.
+   * Judges the answer to {@link rest}: `'restart'` when it is the whole object again from byte 0
+   * (allowed only when `restartable`), `'part'` when its body is the part that continues,
+   * `'end'` when it says the object ends at the bytes received (a 416 to a download whose length
+   * no answer stated: its body is not the object's, and nothing follows). Throws a ResumeError
+   * for what asking again cannot fix, an HttpStatusError for an error status (for the retry
+   * policy to judge). The caller cancels the answer's body when this throws or says `'end'`.
    */
-  answer(res: Response, method: string, restartable: boolean): boolean;
+  answer(res: Response, method: string, restartable: boolean): Answer;
   /** Counts bytes about to be handed over; throws before any byte past the part's end. */
   take(bytes: Uint8Array): void;
   /**
    * The current body ended cleanly. `'complete'`: the whole object was received (after a resume,
    * its CRC32C checked, when the first response gave one); `'more'`: the part ended where its
-   * Content-Range said, short of the whole (ask for the rest); `'truncated'`: it ended before its
-   * own declared end (a break, to be resumed like one).
+   * Content-Range said, short of the whole or of an object whose length is unknown (ask for the
+   * rest); `'truncated'`: it ended before its own declared end (a break, to be resumed like one).
    */
   ended(): 'complete' | 'more' | 'truncated';
 }
+
+/** What an answer for the rest is: see {@link DownloadProgress.answer}. */
+export type Answer = 'restart' | 'part' | 'end';
 
 /** What pins a version: every validator the first response carried. */
 interface Version {
@@ -47,6 +52,8 @@ interface Version {
 }
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
+/** A 416's Content-Range: the object's length. */
+const UNSATISFIED_RANGE = /^bytes \*\/(\d+)$/;
 
 function lengthOf(res: Response): number | undefined {
   const length = res.headers.get('content-length');
@@ -112,7 +119,7 @@ export function trackDownload(first: Response): DownloadProgress {
   };
 
   /** A 200 to a range request: the whole object again, or not acceptable. */
-  const restart = (res: Response, restartable: boolean): true => {
+  const restart = (res: Response, restartable: boolean): 'restart' => {
     if (!restartable) {
       throw new ResumeError(
         'range-ignored',
@@ -129,11 +136,11 @@ export function trackDownload(first: Response): DownloadProgress {
     partEnd = total;
     received = 0;
     crc = 0;
-    return true;
+    return 'restart';
   };
 
   /** A 206 (or a 200 naming its range): it must start at `received`, end within the object, and say the object's length. */
-  const part = (res: Response): false => {
+  const part = (res: Response): 'part' => {
     // Headers trims values; an absent one reads as "null", which matches nothing.
     const range = CONTENT_RANGE.exec(`${res.headers.get('content-range')}`);
     if (range === null) throw badRange(res, 'no valid Content-Range');
@@ -146,7 +153,24 @@ export function trackDownload(first: Response): DownloadProgress {
     if (length !== undefined && length !== end - start + 1) throw badRange(res, `its Content-Length is ${length}`);
     total = whole;
     partEnd = end + 1;
-    return false;
+    return 'part';
+  };
+
+  /**
+   * A 416 to `Range: bytes=<received>-` of an object whose length no answer stated: the object
+   * ends at `received`, when the 416 says so (`Content-Range: bytes *\/<received>`) or, saying
+   * nothing, answers a request whose validator makes a changed object a 412 instead.
+   */
+  const end = (res: Response): 'end' => {
+    const stated = res.headers.get('content-range');
+    if (stated === null) {
+      if (!pinned()) throw badRange(res, 'a 416 that names no length ends nothing when no validator pins the version');
+    } else if (Number(UNSATISFIED_RANGE.exec(stated)?.[1]) !== received) {
+      throw badRange(res, `a 416 ends the object only where the bytes received end, at ${received}`);
+    }
+    total = received;
+    partEnd = received;
+    return 'end';
   };
 
   return {
@@ -172,9 +196,14 @@ export function trackDownload(first: Response): DownloadProgress {
       if (res.status === 412) {
         throw new ResumeError('changed', received, 'the object changed since the download began (HTTP 412 to the resume request)');
       }
-      if (res.status >= 400) throw new HttpStatusError(res, method);
       // Every validator the answer carries is compared, since a cache may ignore the
       // precondition (RFC 9110 §13.1.4) and answer with bytes of another version.
+      if (res.status === 416 && total === undefined) {
+        checkSameVersion(res);
+        resumed = true;
+        return end(res);
+      }
+      if (res.status >= 400) throw new HttpStatusError(res, method);
       checkSameVersion(res);
       if (res.body === null || !identity(res.headers.get('content-encoding'))) throw badRange(res, 'no body of identity-encoded bytes');
       resumed = true;
@@ -198,6 +227,9 @@ export function trackDownload(first: Response): DownloadProgress {
       // An undeclared end is never short of.
       if (received < (partEnd ?? 0)) return 'truncated';
       if (received < (total ?? 0)) return 'more';
+      // A part of an object of unknown length (`bytes N-M/*`) may have been cut short by the
+      // server (RFC 9110 §15.3.7): only a 416 to the next range says the object ends here.
+      if (total === undefined && partEnd !== undefined) return 'more';
       if (resumed && expected !== undefined && crc !== expected) {
         throw new ResumeError(
           'checksum',

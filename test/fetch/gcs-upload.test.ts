@@ -3,10 +3,11 @@
 import { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type GiveUpEvent, GcsUploadError, HttpStatusError, RetryError, type SuccessEvent } from '../../src/index.js';
+import { type GiveUpEvent, GcsUploadError, HttpStatusError, RetryError, type SuccessEvent, hedging } from '../../src/index.js';
 import { gcsResumableUpload, gcsStartResumableUpload } from '../../src/google/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { type InstalledClock, track, useVirtualClock } from '../helpers/clock.js';
+import { eventually } from './loopback.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
 const KiB = 1024;
@@ -181,6 +182,22 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     expect(error.message).toContain('"bytes=0-999" for a 10-byte upload');
   });
 
+  it('takes a final answer whose body breaks as one without a size: the response is handed over, the break is its reader’s', async () => {
+    let puts = 0;
+    const fn: typeof fetch = async () => {
+      puts++;
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode('{"si')),
+        pull: (controller) => controller.error(new TypeError('terminated')),
+      });
+      return new Response(body, { status: 200 });
+    };
+    const res = await gcsResumableUpload('http://x.test/s', new Uint8Array(10), { ...quick, fetch: fn });
+    expect(res.status).toBe(200);
+    expect(puts).toBe(1);
+    await expect(res.text()).rejects.toThrow('terminated');
+  });
+
   it('calls onSuccess once for the whole upload, counting the call’s attempts (a chunk is not an attempt)', async () => {
     const KiB256 = 256 * KiB;
     let persisted = 0;
@@ -234,6 +251,20 @@ describe('gcsResumableUpload: protocol edges (injected fetch)', () => {
     await expect(gcsStartResumableUpload({ bucket: 'b', name: 'n', token: 't', retryOnResult })).rejects.toThrow(
       "gcsStartResumableUpload: target.retryOnResult must be left out (an upload's answers are judged by its protocol), got a function",
     );
+  });
+
+  it('refuses hedge at the call, before any request: two copies would race over one offset', async () => {
+    let requests = 0;
+    const fn: typeof fetch = async () => {
+      requests++;
+      return new Response(null, { status: 200 });
+    };
+    await expect(
+      gcsResumableUpload('http://x.test/s', new Uint8Array(1), { ...quick, fetch: fn, hedge: hedging({ delayMs: 10 }) }),
+    ).rejects.toThrow(
+      /^gcsResumableUpload: options\.hedge must be left out \(an upload sends its chunks in order from the offset the session reports: two copies would race over it\), got /,
+    );
+    expect(requests).toBe(0);
   });
 
   it('refuses idempotent: every request of a session is safe, and a start is decided by its preconditions', async () => {
@@ -597,6 +628,49 @@ describe('gcsResumableUpload: a final answer that is not the object sent, on loo
     );
     const res = await gcsResumableUpload(session.uri, pattern(total), { ...quick, chunkSizeBytes: KiB256 });
     expect(await res.json()).toEqual({ name: 'o', size: String(total) });
+  });
+
+  it('reads no more than 64 KiB of a final answer: one that never ends is refused ("protocol") and its connection closed', async () => {
+    // A session endpoint that answers the last chunk with a 200 whose body never ends.
+    let written = 0;
+    let closed = false;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"size":"');
+        const chunk = Buffer.alloc(64 * KiB, 0x37);
+        const pump = (): void => {
+          while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        };
+        res.on('drain', pump);
+        res.on('close', () => {
+          closed = true;
+        });
+        pump();
+      });
+    });
+    const sockets = new Set<Socket>();
+    server.on('connection', (socket: Socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    sessions.push(async () => {
+      const done = new Promise((resolve) => server.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await done;
+    });
+    const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload?upload_id=s1`;
+    const error = (await gcsResumableUpload(uri, pattern(10), { ...quick, deadlineMs: 600_000 }).catch(
+      (e: unknown) => e,
+    )) as GcsUploadError;
+    expect(error).toBeInstanceOf(GcsUploadError);
+    expect(error.reason).toBe('protocol');
+    expect(error.status).toBe(200);
+    expect(error.message).toBe(
+      "gcsResumableUpload: HTTP 200 (upload complete) with a body of more than 65536 bytes, which no object's metadata is",
+    );
+    // Closed by the client: the server stops at what the socket buffers took.
+    await eventually(() => closed, 'the connection of the endless answer closed');
+    expect(written).toBeLessThan(64 * 1024 * KiB);
   });
 });
 

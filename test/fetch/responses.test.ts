@@ -5,9 +5,12 @@ import { getEventListeners } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
+import { PEEK_LIMIT_BYTES, followLate, peekText } from '../../src/fetch/responses.js';
+import { installClock } from '../helpers/clock.js';
 import { runInNewContext } from 'node:vm';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { startFaultServer } from '../faults/server.js';
+import { startLoopback } from '../helpers/loopback.js';
 import { BIG, bigReply, closeServersAfterEach, eventually, hang, quick, rejection, reply, scriptedServer, servers } from './loopback.js';
 
 closeServersAfterEach();
@@ -181,5 +184,133 @@ describe('retryFetch on loopback: signals, timeouts and hung requests', () => {
     expect(JSON.parse(await buffered.text())).toMatchObject({ id: 'r', method: 'GET' });
     expect(buffered.url).toBe(`${cut.url}/`);
     expect(cut.stats().history.map((h) => h.fault)).toEqual(['reset-mid-body', 'reset-mid-body', 'ok']);
+  });
+});
+
+describe('retryFetch on loopback: a download in many parts', () => {
+  it("keeps the listeners on an attempt's signal constant however many 206 parts the attempt reads (bufferBody)", async () => {
+    const part = 16;
+    const parts = 600;
+    const data = Buffer.alloc(part * parts);
+    for (let i = 0; i < data.length; i++) data[i] = i % 251;
+    // The first answer breaks after one part, so the next attempt resumes; every 206 after it
+    // is one part of its range, ending short of the whole, on a connection closed after it.
+    const server = await startLoopback((req, res) => {
+      const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+      if (range === null) {
+        res.writeHead(200, { etag: '"v1"', 'content-length': String(data.length) });
+        res.write(data.subarray(0, part), () => res.destroy());
+        return;
+      }
+      const start = Number(range[1]);
+      const end = Math.min(start + part, data.length) - 1;
+      res.writeHead(206, {
+        etag: '"v1"',
+        connection: 'close',
+        'content-range': `bytes ${start}-${end}/${data.length}`,
+        'content-length': String(end - start + 1),
+      });
+      res.end(data.subarray(start, end + 1));
+    });
+    servers.push(server);
+    let signal: AbortSignal | undefined;
+    const listeners: number[] = [];
+    const res = await retryFetch(server.url, undefined, {
+      ...quick,
+      bufferBody: true,
+      // The attempt's own signal, as each send of the call sees it.
+      telemetry: () => ({
+        event: () => {},
+        attempt: (ctx, run) => {
+          signal = ctx.signal;
+          return run();
+        },
+      }),
+      fetch: (input, init) => {
+        listeners.push(getEventListeners(signal as AbortSignal, 'abort').length);
+        return fetch(input, init);
+      },
+    });
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    // The first attempt's request, then the second attempt's parts, one request each.
+    expect(listeners).toHaveLength(parts);
+    const second = listeners.slice(1);
+    expect({ fewest: Math.min(...second), most: Math.max(...second) }).toEqual({ fewest: listeners[1], most: listeners[1] });
+    expect(listeners[1]).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('followLate: the signal each fetch of an attempt is given', () => {
+  it("keeps one listener on the attempt's signal for every follower, and aborts the latest one a macrotask after it, with its reason", () => {
+    const clock = installClock();
+    try {
+      const attempt = new AbortController();
+      const earlier = followLate(attempt.signal);
+      const latest = followLate(attempt.signal);
+      expect(latest).not.toBe(earlier);
+      expect(getEventListeners(attempt.signal, 'abort')).toHaveLength(1);
+      const reason = new Error('attempt timed out');
+      attempt.abort(reason);
+      expect(latest.signal.aborted).toBe(false);
+      clock.tick(0);
+      expect(latest.signal.reason).toBe(reason);
+      // Another attempt's signal has a follower of its own.
+      const other = new AbortController();
+      followLate(other.signal);
+      expect(getEventListeners(other.signal, 'abort')).toHaveLength(1);
+    } finally {
+      clock.uninstall();
+    }
+  });
+});
+
+describe('peekText: a body read for a check of the library, bounded', () => {
+  /** A body in the chunks given, then (with `endless`) one byte after another forever; counts the chunks pulled. */
+  function chunked(chunks: Uint8Array[], endless = false) {
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          const next = chunks[pulled++];
+          if (next !== undefined) controller.enqueue(next);
+          else if (endless) controller.enqueue(new Uint8Array([0x78]));
+          else controller.close();
+        },
+        cancel: () => {
+          cancelled = true;
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    return { res: new Response(body), pulled: () => pulled, cancelled: () => cancelled };
+  }
+
+  it('reads 64 KiB at most by default', () => {
+    expect(PEEK_LIMIT_BYTES).toBe(65_536);
+  });
+
+  it('reads a body up to the limit whole, from a copy: the caller still reads every byte', async () => {
+    const euro = new TextEncoder().encode('€'); // three bytes, split across two chunks
+    const body = chunked([euro.subarray(0, 2), euro.subarray(2), new TextEncoder().encode('12')]);
+    expect(await peekText(body.res, 5)).toBe('€12');
+    expect(await body.res.text()).toBe('€12');
+    expect(await peekText(new Response(null), 5)).toBe('');
+  });
+
+  it('stops at the first chunk past the limit, and cancels the source once the caller cancels the body', async () => {
+    const body = chunked([new Uint8Array(3), new Uint8Array(3)], true);
+    expect(await peekText(body.res, 5)).toBeUndefined();
+    expect(body.pulled()).toBeLessThanOrEqual(3);
+    expect(body.cancelled()).toBe(false);
+    await body.res.body?.cancel();
+    expect(body.cancelled()).toBe(true);
+  });
+
+  it('rejects when the body breaks', async () => {
+    const broken = new ReadableStream<Uint8Array>({
+      pull: (controller) => controller.error(new TypeError('terminated')),
+    });
+    await expect(peekText(new Response(broken))).rejects.toThrow('terminated');
   });
 });

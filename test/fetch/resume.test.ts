@@ -9,6 +9,7 @@ import { gcs } from '../../src/google/index.js';
 import { bodyBuffer } from '../../src/fetch/resume.js';
 import { googHash } from '../transfer/crc32c-reference.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
+import { type Loopback, startLoopback } from '../helpers/loopback.js';
 import { type Testbench, pattern, startTestbench } from './testbench.js';
 
 const KiB = 1024;
@@ -684,6 +685,90 @@ describe('retryFetch resume: what a resumed answer must be (injected fetch, real
     const error = (await rejection(res2.text())) as HttpStatusError;
     expect(error).toBeInstanceOf(HttpStatusError);
     expect(error.status).toBe(404);
+  });
+});
+
+describe('a length the server never states (206 with "Content-Range: bytes N-M/*"), on loopback', () => {
+  const data = pattern(3500);
+  const part = 1000;
+  /**
+   * A server that never says how long the object is: its first answer is chunked (no
+   * Content-Length) and breaks after one part; each 206 is at most one part, "/*"; a range that
+   * starts at the end is answered 416 with the object's length, as RFC 9110 §15.5.17 asks.
+   */
+  async function unsized(): Promise<{ url: string; ranges: Array<string | null> }> {
+    const ranges: Array<string | null> = [];
+    const server = await startLoopback((req, res) => {
+      ranges.push(req.headers.range ?? null);
+      const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+      if (range === null) {
+        res.writeHead(200, { etag: '"v1"' });
+        res.write(data.subarray(0, part), () => res.destroy());
+        return;
+      }
+      const start = Number(range[1]);
+      if (start >= data.length) {
+        // A body of its own, which is not the object's.
+        res.writeHead(416, { 'content-range': `bytes */${data.length}`, 'content-type': 'text/plain' }).end('Range Not Satisfiable');
+        return;
+      }
+      const end = Math.min(start + part, data.length) - 1;
+      res.writeHead(206, { etag: '"v1"', 'content-range': `bytes ${start}-${end}/*`, 'content-length': String(end - start + 1) });
+      res.end(data.subarray(start, end + 1));
+    });
+    loopbacks.push(server);
+    return { url: server.url, ranges };
+  }
+  const loopbacks: Loopback[] = [];
+  afterEach(async () => {
+    await Promise.all(loopbacks.splice(0).map((server) => server.close()));
+  });
+
+  it('takes no "/*" part for the end of the object: asks on until a 416 says where it ends, and reads every byte', async () => {
+    const server = await unsized();
+    const res = await retryFetch(server.url, undefined, quick);
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    // The last part ends at byte 3499, and only the 416 to "bytes=3500-" says nothing follows.
+    expect(server.ranges.slice(-2)).toEqual(['bytes=3000-', 'bytes=3500-']);
+  });
+
+  it('does the same with bufferBody', async () => {
+    const server = await unsized();
+    const res = await retryFetch(server.url, undefined, { ...quick, bufferBody: true });
+    expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    expect(server.ranges.slice(-2)).toEqual(['bytes=3000-', 'bytes=3500-']);
+  });
+
+  it('cancels the body of the 416 that ends the object, streamed or buffered, and reads none of it (nor needs one)', async () => {
+    for (const [bufferBody, withBody] of [
+      [false, true],
+      [true, true],
+      [false, false],
+      [true, false],
+    ]) {
+      let cancelled = 0;
+      const fn: typeof fetch = async (_input, init) => {
+        const range = new Headers(init?.headers).get('range');
+        if (range === null) {
+          // 10 bytes of a length never stated, then a break.
+          const first = new ReadableStream<Uint8Array>({
+            start: (controller) => controller.enqueue(new Uint8Array(10).fill(0x61)),
+            pull: (controller) => controller.error(new TypeError('terminated')),
+          });
+          return new Response(first, { headers: { etag: '"v1"' } });
+        }
+        const body = new ReadableStream<Uint8Array>({
+          pull: (controller) => controller.enqueue(new TextEncoder().encode('not the object')),
+          cancel: () => {
+            cancelled++;
+          },
+        });
+        return new Response(withBody ? body : null, { status: 416, headers: { 'content-range': 'bytes */10' } });
+      };
+      const res = await retryFetch('http://x.test/', undefined, { ...quick, fetch: fn, bufferBody });
+      expect(await res.text()).toBe('a'.repeat(10));
+      expect(cancelled).toBe(withBody ? 1 : 0);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // The integrity rule of a resumed download, as a pure state: what trackDownload accepts, asks
 // for and refuses, with real Response objects and no network. retryFetch's own tests
 // (test/fetch/resume.test.ts) drive it through real streams and a loopback server.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HttpStatusError, ResumeError } from '../../src/errors.js';
 import { crc32c } from '../../src/transfer/crc32c.js';
@@ -58,14 +59,14 @@ describe('trackDownload: judging the answer', () => {
 
   it('continues with a 206 that starts where the body broke, of the same object', () => {
     const d = tracked();
-    expect(d.answer(reply(206, { etag: '"e"', 'content-range': 'bytes 10-19/20', 'content-length': '10' }), 'GET', false)).toBe(false);
+    expect(d.answer(reply(206, { etag: '"e"', 'content-range': 'bytes 10-19/20', 'content-length': '10' }), 'GET', false)).toBe('part');
     d.take(bytes(10));
     expect(d.ended()).toBe('complete');
   });
 
   it('takes a 206 of unknown total (`/*`) against the first response’s length', () => {
     const d = tracked();
-    expect(d.answer(reply(206, { 'content-range': 'bytes 10-14/*' }), 'GET', false)).toBe(false);
+    expect(d.answer(reply(206, { 'content-range': 'bytes 10-14/*' }), 'GET', false)).toBe('part');
     d.take(bytes(5));
     expect(d.ended()).toBe('more');
     expect(d.rest().headers.range).toBe('bytes=15-');
@@ -112,7 +113,7 @@ describe('trackDownload: judging the answer', () => {
     expect(error.reason).toBe('changed');
     expect(error.message).toContain('ETag "e" → "f", generation 1 → 2, Last-Modified L1 → L2');
     // A validator the answer does not carry is not a difference.
-    expect(tracked(10, all).answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false)).toBe(false);
+    expect(tracked(10, all).answer(reply(206, { 'content-range': 'bytes 10-19/20' }), 'GET', false)).toBe('part');
   });
 
   it('hands an error status to the retry policy as an HttpStatusError', () => {
@@ -128,7 +129,7 @@ describe('trackDownload: judging the answer', () => {
 
   it('restarts on a 200 of the whole object only when restartable and of the same length', () => {
     const d = tracked(10);
-    expect(d.answer(reply(200, { 'content-length': '20' }), 'GET', true)).toBe(true);
+    expect(d.answer(reply(200, { 'content-length': '20' }), 'GET', true)).toBe('restart');
     expect(d.received).toBe(0);
     expect(refusal(() => tracked().answer(reply(200, {}), 'GET', false)).reason).toBe('range-ignored');
     const other = refusal(() => tracked().answer(reply(200, { 'content-length': '16' }), 'GET', true));
@@ -214,7 +215,7 @@ describe('trackDownload: the edges of each rule', () => {
     d.take(bytes(25)); // no declared end, so no byte is past it
     expect(d.ended()).toBe('complete');
     // The first 206 tells the total, which a number read from the header would have contradicted.
-    expect(d.answer(reply(206, { 'content-range': 'bytes 25-29/40' }), 'GET', false)).toBe(false);
+    expect(d.answer(reply(206, { 'content-range': 'bytes 25-29/40' }), 'GET', false)).toBe('part');
   });
 
   it('says "of ?" in a refusal while the object’s length is unknown', () => {
@@ -229,7 +230,7 @@ describe('trackDownload: the edges of each rule', () => {
   it('takes a one-byte part (end equal to start)', () => {
     const d = trackDownload(first({ etag: '"e"' }));
     d.take(bytes(19));
-    expect(d.answer(reply(206, { 'content-range': 'bytes 19-19/20', 'content-length': '1' }), 'GET', false)).toBe(false);
+    expect(d.answer(reply(206, { 'content-range': 'bytes 19-19/20', 'content-length': '1' }), 'GET', false)).toBe('part');
     d.take(bytes(1));
     expect(d.ended()).toBe('complete');
   });
@@ -260,7 +261,7 @@ describe('trackDownload: the edges of each rule', () => {
   it.each(['identity', 'IDENTITY'])('takes a part whose Content-Encoding is %j', (encoding) => {
     const d = trackDownload(first({ etag: '"e"' }));
     d.take(bytes(10));
-    expect(d.answer(reply(206, { 'content-range': 'bytes 10-19/20', 'content-encoding': encoding }), 'GET', false)).toBe(false);
+    expect(d.answer(reply(206, { 'content-range': 'bytes 10-19/20', 'content-encoding': encoding }), 'GET', false)).toBe('part');
   });
 
   it.each(['xidentity', 'identityx', 'gzip, identity', 'identity, gzip'])('refuses a part whose Content-Encoding is %j', (encoding) => {
@@ -279,7 +280,7 @@ describe('trackDownload: the edges of each rule', () => {
 
   it('learns the length from a restart when the first response had none', () => {
     const d = trackDownload(new Response(new Uint8Array(4), { headers: { etag: '"e"' } }));
-    expect(d.answer(reply(200, { etag: '"e"', 'content-length': '20' }), 'GET', true)).toBe(true);
+    expect(d.answer(reply(200, { etag: '"e"', 'content-length': '20' }), 'GET', true)).toBe('restart');
     d.take(bytes(10));
     expect(d.ended()).toBe('truncated');
     expect(() => d.take(bytes(11))).toThrow('more than the 10 bytes left');
@@ -301,5 +302,99 @@ describe('trackDownload: the edges of each rule', () => {
     expect(refusal(() => d.ended()).message).toBe(
       "resume: cannot continue the download after 20 bytes: the CRC32C of the bytes received (0f8ccd33) is not the object's (0b1b20c3, from x-goog-hash)",
     );
+  });
+});
+
+describe('trackDownload: an object whose length no answer states (`bytes N-M/*`)', () => {
+  /** A download whose first answer declared no length and broke after 4 bytes, then a part of 4 more, "/*". */
+  const unsized = (headers: Record<string, string> = { etag: '"e"' }) => {
+    const d = trackDownload(new Response(new Uint8Array(4), { headers }));
+    d.take(bytes(4));
+    expect(d.answer(reply(206, { 'content-range': 'bytes 4-7/*' }), 'GET', false)).toBe('part');
+    d.take(bytes(4));
+    return d;
+  };
+  const unsatisfiable = (headers: Record<string, string>) => reply(416, headers, 'Range Not Satisfiable');
+
+  it('takes no "/*" part for the end: it may be all the server would send of a longer object', () => {
+    const d = unsized();
+    expect(d.ended()).toBe('more');
+    expect(d.rest().headers.range).toBe('bytes=8-');
+    expect(d.answer(reply(206, { 'content-range': 'bytes 8-9/*' }), 'GET', false)).toBe('part');
+    d.take(bytes(2));
+    expect(d.ended()).toBe('more');
+  });
+
+  it('ends where a 416 to the next range names the bytes received as the length', () => {
+    const d = unsized();
+    expect(d.answer(unsatisfiable({ 'content-range': 'bytes */8' }), 'GET', false)).toBe('end');
+    expect(d.ended()).toBe('complete');
+    expect(() => d.take(bytes(1))).toThrow('more than the 0 bytes left');
+  });
+
+  it('ends at a 416 that names no length only when a validator pins the version (a changed object answers 412 first)', () => {
+    expect(unsized().answer(unsatisfiable({}), 'GET', false)).toBe('end');
+    const error = refusal(() => unsized({}).answer(unsatisfiable({}), 'GET', false));
+    expect(error.reason).toBe('bad-range');
+    expect(error.message).toBe(
+      'resume: cannot continue the download after 8 bytes: asked for bytes 8- of ?, got HTTP 416 with Content-Range null: a 416 that names no length ends nothing when no validator pins the version',
+    );
+  });
+
+  it.each(['bytes */9', 'bytes */7', 'bytes 0-7/8', 'bytes */'])('refuses a 416 whose Content-Range is %j ("bad-range")', (range) => {
+    const error = refusal(() => unsized().answer(unsatisfiable({ 'content-range': range }), 'GET', false));
+    expect(error.reason).toBe('bad-range');
+    expect(error.message).toContain('a 416 ends the object only where the bytes received end, at 8');
+  });
+
+  it('says "changed" for a 416 of another version, and checks the CRC32C at the end it says', () => {
+    expect(refusal(() => unsized().answer(unsatisfiable({ etag: '"f"', 'content-range': 'bytes */8' }), 'GET', false)).reason).toBe(
+      'changed',
+    );
+    const d = trackDownload(
+      new Response(new Uint8Array(4), { headers: { 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(8, 0x02)) } }),
+    );
+    d.take(bytes(4, 0x02));
+    d.answer(reply(206, { 'content-range': 'bytes 4-7/*' }), 'GET', false);
+    d.take(bytes(4, 0x05));
+    d.answer(unsatisfiable({ 'content-range': 'bytes */8' }), 'GET', false);
+    expect(refusal(() => d.ended()).reason).toBe('checksum');
+    // Also when the 416 follows the first answer's break at once: the end is a resume's answer.
+    const direct = trackDownload(
+      new Response(new Uint8Array(8), { headers: { 'x-goog-generation': '1', 'x-goog-hash': googHash(bytes(8, 0x02)) } }),
+    );
+    direct.take(bytes(8, 0x05));
+    expect(direct.answer(unsatisfiable({ 'content-range': 'bytes */8' }), 'GET', false)).toBe('end');
+    expect(refusal(() => direct.ended()).reason).toBe('checksum');
+  });
+
+  it("property: whatever the length, the break and the cap on each part, the bytes end exactly at the object's end, and only there", () => {
+    fc.assert(
+      fc.property(fc.nat(300), fc.nat(300), fc.integer({ min: 1, max: 64 }), (length, at, cap) => {
+        const broken = Math.min(at, length);
+        const d = trackDownload(new Response(new Uint8Array(0), { headers: { etag: '"e"' } }));
+        d.take(bytes(broken));
+        // The first body broke; from here on, each answer is the server's to the request for the rest.
+        for (;;) {
+          const start = Number(/^bytes=(\d+)-$/.exec(`${d.rest().headers.range}`)?.[1]);
+          expect(start).toBe(d.received);
+          if (start >= length) {
+            expect(d.answer(unsatisfiable({ 'content-range': `bytes */${length}` }), 'GET', false)).toBe('end');
+            expect(d.ended()).toBe('complete');
+            return d.received === length;
+          }
+          const end = Math.min(start + cap, length) - 1;
+          expect(d.answer(reply(206, { 'content-range': `bytes ${start}-${end}/*` }), 'GET', start === 0)).toBe('part');
+          d.take(bytes(end - start + 1));
+          expect(d.ended()).toBe('more');
+        }
+      }),
+    );
+  });
+
+  it('hands a 416 to the retry policy when the length is known: the range asked for is within it', () => {
+    const d = trackDownload(first({ etag: '"e"' }));
+    d.take(bytes(10));
+    expect(() => d.answer(unsatisfiable({ 'content-range': 'bytes */10' }), 'GET', false)).toThrow(HttpStatusError);
   });
 });
