@@ -51,22 +51,32 @@ export function sender(
     // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
     if (attemptSignal.aborted) throw attemptSignal.reason;
     const fetchController = followLate(attemptSignal);
-    let target: string | URL | Request = plan.request === undefined ? input : plan.request.clone();
+    // A Request of this realm is handed over itself: fetch reads a body-less one afresh on every
+    // call, and one with a body is sent once (request-plan.ts), so no clone tees its stream. One of
+    // another realm goes as its URL and its fields.
+    let target: string | URL | Request = plan.request ?? (plan.fields === undefined ? input : plan.url);
     if (rest?.generation !== undefined) {
       // A relative URL (a browser page's fetch) is resolved as fetch resolves it: against the page.
-      const url = new URL(plan.request?.url ?? String(input), (globalThis as { location?: { href: string } }).location?.href);
+      const url = new URL(plan.url, (globalThis as { location?: { href: string } }).location?.href);
       if (!url.searchParams.has('generation')) url.searchParams.set('generation', rest.generation);
-      target = plan.request === undefined ? url : new Request(url, target as Request);
+      target = plan.request === undefined ? url : new Request(url, plan.request);
     }
+    // Sent as init when fetch would not read them from the target: a foreign Request's, the rest's, the invocation's.
     const headers =
-      rest === undefined && !stamped
+      rest === undefined && !stamped && plan.fields === undefined
         ? {}
         : {
             headers: { ...Object.fromEntries(plan.headers ?? []), ...rest?.headers, ...(stamped && invocationHeaders(plan.headers, ctx)) },
           };
     // The method is passed explicitly: fetch fills a missing one from its own dictionary, which
     // inherits from Object.prototype, and the method sent must be the one judged idempotent.
-    const response = await fetchFn(target, { ...init, ...headers, method: plan.sentMethod, signal: fetchController.signal });
+    const response = await fetchFn(target, {
+      ...plan.fields,
+      ...init,
+      ...headers,
+      method: plan.sentMethod,
+      signal: fetchController.signal,
+    });
     trackResponse(response, fetchController);
     // The engine has moved on (timeout, deadline, abort): nobody will read this response.
     if (attemptSignal.aborted) throw discarded(response, attemptSignal.reason);

@@ -40,8 +40,8 @@ export interface RetryFetchOptions extends Omit<RetryOptions<Response>, 'retryOn
    */
   fetch?: FetchFunction;
   /**
-   * The longest `Retry-After` worth waiting for, in milliseconds. A response asking for a
-   * longer wait is returned at once instead. Default: no limit but the deadline (a hint that
+   * The longest server-asked wait worth waiting for, in milliseconds: a `Retry-After`, or a
+   * 429's or 503's RateLimit reset. A response asking for a longer wait is returned at once instead. Default: no limit but the deadline (a hint that
    * would end past the deadline always returns the response at once).
    */
   maxRetryAfterMs?: number;

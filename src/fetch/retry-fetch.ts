@@ -39,8 +39,10 @@ import { resumeDriver, resumeMode } from './resume-driver.js';
  * - **Waits** at least as long as a `Retry-After` (seconds or HTTP-date) asks; a response whose
  *   hint ends past the deadline, or exceeds `maxRetryAfterMs`, is returned at once.
  * - **Replays** string, `ArrayBuffer`, typed array, `Blob`, `URLSearchParams` and `FormData`
- *   bodies on every attempt and clones a `Request` per attempt; a `ReadableStream` body can be
- *   read only once, so such a request is sent once and never retried.
+ *   bodies of `init` on every attempt. A `ReadableStream` body can be read only once, and so can
+ *   a `Request`'s (a stream, whatever it was made from; never cloned, since a clone's tee would
+ *   hold it all in memory): such a request is sent once and never retried. A `Request` of
+ *   another realm (undici's package) is read by its fields and sent as its URL and init.
  * - **Resumes** a GET whose body breaks mid-way: the rest is asked for with a `Range` and a
  *   validator, and the body you read continues (see `RetryFetchOptions.resume`).
  * - **Discards** every response it does not return by cancelling its body, which frees its
@@ -96,9 +98,9 @@ export function retryFetchAs(
   }
   let plan: RequestPlan;
   try {
-    plan = planRequest(input, init);
+    plan = planRequest(input, init, where);
   } catch (error) {
-    // What fetch itself would reject with (bad headers, a used Request): reject, as fetch does.
+    // What fetch itself would reject with (bad headers), or an input taken for a Request with no method: reject, as fetch does.
     return Promise.reject(error);
   }
   const { callerSignal } = plan;

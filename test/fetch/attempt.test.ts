@@ -1,6 +1,7 @@
 // One attempt of retryFetch (src/fetch/attempt.ts): send, fill, status. An injected fetch that
 // records what it was given and answers with real Response objects; the attempt's context is
 // made here, so each step is seen without the engine around it.
+import { Request as UndiciRequest } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { HttpStatusError } from '../../src/errors.js';
 import { type FillRule, type Send, attemptOf, sender } from '../../src/fetch/attempt.js';
@@ -69,36 +70,48 @@ describe('the send step', () => {
     expect(calls[0]?.init.signal).not.toBe(ctx.signal);
   });
 
-  it('sends a clone of a Request input on every attempt, never the Request itself', async () => {
+  // Issue 34, defect 11: a clone per attempt teed the Request's body, holding all of a stream in memory.
+  it('sends a Request of this realm itself, never a clone: no tee holds its body', async () => {
     const { fn, calls } = recordingFetch();
     const request = new Request('http://x.test/r', { method: 'PUT', body: 'payload' });
-    const send = sender(request, undefined, planRequest(request, undefined), fn);
-    await send(contextOf());
-    await send(contextOf());
-    const sent = calls.map((c) => c.input as Request);
-    expect(sent[0]).not.toBe(request);
-    expect(sent[1]).not.toBe(sent[0]);
-    expect(await sent[1]?.text()).toBe('payload');
-    expect(request.bodyUsed).toBe(false);
+    await sender(request, undefined, planRequest(request, undefined), fn)(contextOf());
+    expect(calls[0]?.input).toBe(request);
+    expect(calls[0]?.init).toMatchObject({ method: 'PUT' });
+    expect(calls[0]?.init).not.toHaveProperty('headers');
+    expect(calls[0]?.init).not.toHaveProperty('body');
   });
 
-  it("asks for the rest with the plan's headers and the rest's, which win, and pins the generation in the query", async () => {
+  // Issue 34, defect 9: a Request of undici's package went out as `fetch(request, { method: 'GET' })`.
+  it('sends a Request of another realm as its URL, its fields and headers under init, its method kept', async () => {
     const { fn, calls } = recordingFetch();
-    const init = { headers: { authorization: 'Bearer t', range: 'ignored' } };
-    const send = sender('http://x.test/o?alt=media', init, planRequest('http://x.test/o?alt=media', init), fn);
-    await send(contextOf(), { headers: { range: 'bytes=10-' }, generation: '42' });
-    expect(calls[0]?.init.headers).toEqual({ authorization: 'Bearer t', range: 'bytes=10-' });
-    expect(String(calls[0]?.input)).toBe('http://x.test/o?alt=media&generation=42');
-  });
-
-  it('keeps a generation the URL names already, and leaves the URL alone without one', async () => {
-    const { fn, calls } = recordingFetch();
-    const send = sender('http://x.test/o?generation=7', undefined, planRequest('http://x.test/o?generation=7', undefined), fn);
-    await send(contextOf(), { headers: { range: 'bytes=1-' }, generation: '42' });
-    await send(contextOf(), { headers: { range: 'bytes=1-', 'if-match': '"v1"' }, generation: undefined });
-    expect(String(calls[0]?.input)).toBe('http://x.test/o?generation=7');
-    expect(calls[1]?.input).toBe('http://x.test/o?generation=7');
-    expect(calls[1]?.init.headers).toEqual({ range: 'bytes=1-', 'if-match': '"v1"' });
+    const stream = new ReadableStream<Uint8Array>();
+    const request = new UndiciRequest('http://x.test/u', {
+      method: 'POST',
+      headers: { authorization: 'Bearer t' },
+      body: stream,
+      duplex: 'half',
+      redirect: 'manual',
+      credentials: 'omit',
+    } as never) as unknown as Request;
+    const init = { headers: { authorization: 'Bearer mine' }, keepalive: false };
+    const ctx = contextOf();
+    await sender(request, init, planRequest(request, init), fn)(ctx);
+    expect(calls[0]?.input).toBe('http://x.test/u');
+    expect(calls[0]?.init).toMatchObject({
+      method: 'POST',
+      headers: { authorization: 'Bearer mine' },
+      body: stream,
+      duplex: 'half',
+      redirect: 'manual',
+      credentials: 'omit',
+      mode: 'cors',
+      cache: 'default',
+      keepalive: false,
+    });
+    expect(calls[0]?.init.signal).not.toBe(request.signal);
+    await sender(request, undefined, planRequest(request, undefined), fn)(ctx, { headers: { range: 'bytes=5-' }, generation: '9' });
+    expect(String(calls[1]?.input)).toBe('http://x.test/u?generation=9');
+    expect(calls[1]?.init.headers).toEqual({ authorization: 'Bearer t', range: 'bytes=5-' });
   });
 
   it('asks for the rest of a Request input with a new Request to the pinned URL, its method and headers kept', async () => {

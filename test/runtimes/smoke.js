@@ -270,10 +270,11 @@ export async function smoke(lib, base, id, network) {
     };
   }
 
-  // A Request with a string body, retried after a 503: each attempt sends the whole body again.
+  // A Request whose body is given in init, retried after a 503: each attempt sends the whole body
+  // again (a Request's own body is a stream, sent once).
   {
     const at = url('/flaky', { fail: 1, status: 503 });
-    const response = await retryFetch(new Request(at, { method: 'PUT', body: 'payload' }), undefined, { backoff: TINY });
+    const response = await retryFetch(new Request(at, { method: 'PUT' }), { body: 'payload' }, { backoff: TINY });
     cases.bodyReplay = { status: response.status, body: await response.json() };
   }
 
