@@ -209,11 +209,12 @@ function readPolicy(
   const backoff: BackoffPolicy = { ...(preset?.backoff ?? DEFAULT_BACKOFF) };
   if (initial !== undefined) backoff.initialDelayMs = initial;
   if (max !== undefined) backoff.maxDelayMs = max;
+  // A value as the command line gave it, or the default it fell back to.
+  const text = (ms: number, name: FlagName): string => {
+    const flag = given.get(name);
+    return flag === undefined ? `${formatDuration(ms)} (the default)` : describe(flag.text);
+  };
   if (backoff.maxDelayMs < backoff.initialDelayMs) {
-    const text = (ms: number, name: FlagName): string => {
-      const flag = given.get(name);
-      return flag === undefined ? `${formatDuration(ms)} (the default)` : describe(flag.text);
-    };
     throw new UsageError(
       `--max-delay ${text(backoff.maxDelayMs, 'max-delay')} must not be shorter than --initial-delay ${text(backoff.initialDelayMs, 'initial-delay')}`,
     );
@@ -221,6 +222,10 @@ function readPolicy(
   if (jitter !== undefined) backoff.jitter = jitter;
   // As iam() and gcs() scale it: Google's formula adds up to one first delay at random.
   else if (preset !== undefined) backoff.jitter = scaledJitter(preset.backoff, backoff.initialDelayMs);
+  // Each decorrelated wait is drawn up from the last: from 0 every wait would be 0 (the library refuses it too).
+  if (backoff.jitter === 'decorrelated' && backoff.initialDelayMs === 0) {
+    throw new UsageError(`--jitter decorrelated needs an --initial-delay longer than 0, got ${text(0, 'initial-delay')}`);
+  }
 
   const source = presetName === undefined ? 'default policy' : `${presetName} preset`;
   const changed = [deadline, initial, max, jitter].some((v) => v !== undefined);

@@ -25,6 +25,13 @@ const INTERNAL_ERROR_STATUS = 70;
 
 const SIGNAL_NUMBERS: Readonly<Record<string, number>> = constants.signals;
 
+/**
+ * The signals that ask tenacious to stop, passed on to the command. Each one's default action
+ * would end tenacious alone and leave the command running, orphaned: Ctrl-C (SIGINT), `kill`
+ * (SIGTERM), a closed terminal or ssh session (SIGHUP), Ctrl-\ (SIGQUIT).
+ */
+const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+
 const tokenize: TokenizeArgs = (config) => parseArgs(config);
 
 main(process.argv.slice(2)).then(
@@ -80,7 +87,7 @@ function printServiceConfigSchedule(request: ServiceConfigScheduleRequest): numb
   }
 }
 
-/** Runs the command with retries, passing tenacious's own SIGINT and SIGTERM on to it. */
+/** Runs the command with retries, passing tenacious's own stop signals (FORWARDED) on to it. */
 async function runCommand(request: RunRequest): Promise<number> {
   const run = runWithRetries(request, {
     start: () => start(request),
@@ -88,13 +95,11 @@ async function runCommand(request: RunRequest): Promise<number> {
     signalNumbers: SIGNAL_NUMBERS,
   });
   const onSignal = (signal: NodeJS.Signals): void => run.interrupt(signal);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const signal of FORWARDED) process.on(signal, onSignal);
   try {
     return await run.status;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const signal of FORWARDED) process.off(signal, onSignal);
   }
 }
 

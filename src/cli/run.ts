@@ -7,6 +7,7 @@ import { formatDuration } from './duration.js';
 import type { RunRequest } from './args.js';
 import { type CommandOutcome, CommandFailed, exitStatusOf, retryLine, retryableExit } from './exit-status.js';
 import { type AttemptContext, RetryError, TimeoutError, retry } from '../index.js';
+import { MAX_TIMER_DELAY } from '../runtime/timer-queue.js';
 
 /**
  * One started run of the command: a way to signal it, and how it ended.
@@ -38,8 +39,8 @@ export interface RunIO {
 }
 
 /**
- * A run of the CLI under way: the status it will exit with, and the way to pass on SIGINT or
- * SIGTERM received by tenacious itself.
+ * A run of the CLI under way: the status it will exit with, and the way to pass on a stop
+ * signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) received by tenacious itself.
  *
  * @example
  * const run = runWithRetries(request, io);
@@ -55,7 +56,7 @@ export interface RetryingRun {
 
 /**
  * Runs the command under `retry()`. The status is the last run's. A run still going when
- * `retry()` gives up (deadline, SIGINT/SIGTERM) is waited for, so the command is never left
+ * `retry()` gives up (deadline, a stop signal) is waited for, so the command is never left
  * behind and its own status is the answer.
  *
  * @example
@@ -104,17 +105,23 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     };
     const onAbort = (): void => {
       clearTimeout(timer);
-      // Our own SIGINT/SIGTERM was already passed on; this is the deadline passing mid-run.
+      // Our own stop signal was already passed on; this is the deadline passing mid-run.
       if (!(signal.reason instanceof TimeoutError)) return;
       terminate(`tenacious: deadline of ${formatDuration(deadlineMs)} reached during attempt ${ctx.attempt}`);
     };
     // A timeout at or past the deadline would never fire first: the deadline speaks instead.
-    if (attemptTimeoutMs < ctx.remainingMs) {
-      timer = setTimeout(() => {
-        timedOut = true;
-        terminate(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout)`);
-      }, attemptTimeoutMs);
-    }
+    // A timer holds at most MAX_TIMER_DELAY (a longer one fires after 1 ms): a longer timeout is taken in steps.
+    const armFor = (leftMs: number): void => {
+      timer = setTimeout(
+        () => {
+          if (leftMs > MAX_TIMER_DELAY) return armFor(leftMs - MAX_TIMER_DELAY);
+          timedOut = true;
+          terminate(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout)`);
+        },
+        Math.min(leftMs, MAX_TIMER_DELAY),
+      );
+    };
+    if (attemptTimeoutMs < ctx.remainingMs) armFor(attemptTimeoutMs);
     signal.addEventListener('abort', onAbort);
     const outcome = await current.outcome;
     clearTimeout(timer);
@@ -155,7 +162,7 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
       });
       return 0;
     } catch (error) {
-      // retry() gave up mid-run (the deadline, SIGINT/SIGTERM): that run's own status is the answer.
+      // retry() gave up mid-run (the deadline, a stop signal): that run's own status is the answer.
       const stillRunning = running;
       if (stillRunning !== undefined) return exitStatusOf(await stillRunning.outcome, signalNumbers);
       if (interruptedBy !== undefined) return 128 + (signalNumbers[interruptedBy] ?? 0);

@@ -20,8 +20,8 @@ DUR is a number with a unit: 250ms, 1.5s, 2m, 1h (a bare 0 is allowed). In
 additive:AMOUNT, a bare number is milliseconds (additive:1000 = additive:1s).
 A command killed by a signal counts as exit code 128 + the signal's number
 (SIGKILL: 137) and is retried like any other failing code. A command that cannot
-be started exits 127 (not found) or 126, without retrying. SIGINT and SIGTERM are
-passed to the running command and stop the retries.
+be started exits 127 (not found) or 126, without retrying. SIGINT, SIGTERM, SIGHUP
+and SIGQUIT are passed to the running command and stop the retries.
 `;
 
 /** Where the help text of every flag starts. */

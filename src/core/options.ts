@@ -29,7 +29,7 @@ import {
 } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
-import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth } from './schedule.js';
+import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth, whyEndless } from './schedule.js';
 
 /**
  * The default overall deadline, in milliseconds (the Python client library's choice for Cloud Storage).
@@ -210,9 +210,8 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
   );
-  if (config.maxAttempts === Infinity && config.deadlineMs === Infinity) {
-    throw new RangeError(`${where}: ${path}.maxAttempts and ${path}.deadlineMs are both Infinity: the loop would never give up`);
-  }
+  const endless = whyEndless(config, path);
+  if (endless !== undefined) throw new RangeError(`${where}: ${endless}: the loop would never give up`);
   return config;
 }
 

@@ -6,7 +6,7 @@
  * state (the previous wait, the failures not counted) in its `Runs`.
  */
 import type { AttemptContext, AttemptThrottle, AttemptTimeoutGrowth, DelayContext, RetryBudget, RetryGate } from '../types.js';
-import { type FieldRules, answerOf, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
+import { type FieldRules, answerOf, atLeast, checkField, ignoreRejection, isPlainObject, mustError, readChecked } from '../util/check.js';
 
 /** What a call's schedule options hold once read; undefined in the config when none was given. */
 export interface Schedule {
@@ -59,6 +59,22 @@ export function readTimeoutGrowth(growth: object, where: string, path: string): 
 }
 
 /**
+ * Why options would never give up, for their RangeError (`path` names them); undefined when they
+ * end. Failures `countsAsAttempt` leaves uncounted never reach `maxAttempts`, so with it only the
+ * deadline ends a call: without one it is refused, not capped by a count of the library's own,
+ * which the caller would discover only by being cut off (docs/schedules.md).
+ */
+export function whyEndless(
+  config: { readonly maxAttempts: number; readonly deadlineMs: number; readonly schedule: Schedule | undefined },
+  path: string,
+): string | undefined {
+  if (config.deadlineMs !== Infinity) return undefined;
+  if (config.maxAttempts === Infinity) return `${path}.maxAttempts and ${path}.deadlineMs are both Infinity`;
+  if (config.schedule?.countsAsAttempt !== undefined) return `${path}.countsAsAttempt needs a finite ${path}.deadlineMs, got Infinity`;
+  return undefined;
+}
+
+/**
  * The time limit of attempt `n` (1-based, counted from the last progress) under `config`: the
  * fixed `attemptTimeoutMs`, or the growth's `min(initialMs · multiplier^(n−1), maxMs)` (a power
  * that overflows to Infinity is capped like any other).
@@ -82,6 +98,7 @@ export function chosenDelay(delay: (ctx: DelayContext) => number | undefined, wh
   const ms: unknown = delay(ctx);
   if (ms === undefined) return ctx.computedDelayMs;
   if (typeof ms === 'number' && ms >= 0 && ms < Infinity) return ms;
+  ignoreRejection(ms);
   throw mustError(`${where}: options.delay`, 'return a finite number >= 0 or undefined', ms, typeof ms === 'number');
 }
 

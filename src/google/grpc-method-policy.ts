@@ -69,10 +69,21 @@ export function methodPolicy(where: string, path: string, fields: Record<string,
   return { deadlineMs, maxAttempts: 1, retryable: NEVER };
 }
 
-/** A6 requires at least 2: a policy of one attempt would be no policy. */
+/**
+ * A6 requires at least 2 (a policy of one attempt would be no policy) and has clients read any
+ * count above their limit as the limit, however large: a double past 2^53 is always whole, and
+ * a JSON number too large for one parses as Infinity, above every limit too. Only without a cap
+ * (`limit` Infinity) must the count itself be exact, a safe integer.
+ */
 function readAttempts(where: string, path: string, value: unknown, limit: number): number {
-  const n = readNumber(where, path, value, (v) => Number.isSafeInteger(v) && v >= 2, 'be a whole number >= 2 (gRFC A6)');
-  return Math.min(n, limit);
+  const whole = typeof value === 'number' && (Number.isInteger(value) || value === Number.POSITIVE_INFINITY) && value >= 2;
+  if (!whole) throw docError(where, path, 'be a whole number >= 2 (gRFC A6)', value, typeof value === 'number');
+  const n = Math.min(value, limit);
+  if (!Number.isSafeInteger(n)) {
+    const rule = `be a whole number from 2 to ${Number.MAX_SAFE_INTEGER} without a cap (maxAttemptsLimit: Infinity)`;
+    throw docError(where, path, rule, value, true);
+  }
+  return n;
 }
 
 function readRetryPolicy(where: string, path: string, raw: unknown, limit: number): Omit<MethodPolicy, 'deadlineMs'> {

@@ -3,9 +3,10 @@
  * the same way: `<where>: options.<field> must <rule>, got <value>`, naming the entry point,
  * the field and the value it got. A module describes its fields as a table of rules
  * (`FieldRules`); `checkOptions` / `readChecked` walk the caller's own properties against it,
- * refusing unknown keys (listing the known ones) and inherited ones. Rules several entry points
- * share (a signal, a function, a boolean…) are defined once, here.
+ * refusing unknown keys (suggesting the closest known one, else listing them) and inherited
+ * ones. Rules several entry points share (a signal, a function, a boolean…) are defined once, here.
  */
+import { suggest } from './suggest.js';
 
 /**
  * Renders a bad value for an error message: strings quoted, plain objects and arrays as JSON
@@ -81,10 +82,28 @@ export function mustError(subject: string, rule: string, value: unknown, range =
  */
 export function answerOf(where: string, option: string, answer: unknown): boolean {
   if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
+    ignoreRejection(answer);
     throw new TypeError(`${where}: options.${option} must return a boolean, got a promise`);
   }
   return Boolean(answer);
 }
+
+/**
+ * When a sync-only option returned a thenable (an `async` predicate, `delay` or `rng`), handles
+ * its rejection before the option is refused: nobody will ever read it, and a rejection left
+ * unhandled ends a Node process in its default mode. Anything else is left alone. Never throws,
+ * whatever an odd thenable's `then` does.
+ */
+export function ignoreRejection(value: unknown): void {
+  try {
+    // Promise.resolve adopts any thenable; a `then` that throws rejects the adopting promise, handled here too.
+    if (typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function') Promise.resolve(value).then(undefined, ignore);
+  } catch {
+    // A `then` getter that throws: there is no promise to handle.
+  }
+}
+
+function ignore(): void {}
 
 /**
  * `rng()`'s draw, checked: a number in [0, 1], else a RangeError naming `subject` (the option or
@@ -92,7 +111,10 @@ export function answerOf(where: string, option: string, answer: unknown): boolea
  */
 export function drawFrom(rng: () => number, subject: string): number {
   const r = rng();
-  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) throw mustError(subject, 'return a number in [0, 1]', r, true);
+  if (typeof r !== 'number' || !(r >= 0 && r <= 1)) {
+    ignoreRejection(r);
+    throw mustError(subject, 'return a number in [0, 1]', r, true);
+  }
   return r;
 }
 
@@ -199,12 +221,17 @@ export function ownFields(subject: string, value: unknown): Record<string, unkno
 }
 
 /**
- * `<where>: unknown option "<key>" (known: a, b, c)`, with ` in <path>` for a nested object
- * (`retry: unknown option "initial" in options.backoff (known: …)`).
+ * `<where>: unknown option "<key>" (did you mean "<name>"?)` when one known name is close (as the
+ * service-config readers and the CLI answer a typo), else `(known: a, b, c)`: two dozen names
+ * hide the one the caller meant. With ` in <path>` for a nested object
+ * (`retry: unknown option "initialDelay" in options.backoff (did you mean "initialDelayMs"?)`).
  */
 export function unknownOption(where: string, key: string, rules: FieldRules, path: string): TypeError {
   const within = path === 'options' ? '' : ` in ${path}`;
-  return new TypeError(`${where}: unknown option ${JSON.stringify(key)}${within} (known: ${Object.keys(rules).join(', ')})`);
+  const known = Object.keys(rules);
+  const close = suggest(key, known);
+  const hint = close === undefined ? `known: ${known.join(', ')}` : `did you mean ${JSON.stringify(close)}?`;
+  return new TypeError(`${where}: unknown option ${JSON.stringify(key)}${within} (${hint})`);
 }
 
 /** A function option (a predicate, a hook, an rng, a fetch). */
@@ -215,7 +242,7 @@ export const BOOLEAN: FieldRule = { ok: (v) => typeof v === 'boolean', rule: 'be
 
 /**
  * `maxRetryAfterMs`, the longest server-asked wait worth waiting for, in every entry that takes
- * it (retryFetch, the axios and TanStack Query adapters).
+ * it (retryFetch, the undici, axios, gRPC and TanStack Query adapters). `hintExceeds` is its test.
  *
  * @example
  * checkOptions('myAdapter', options, { ...RETRY_RULES, maxRetryAfterMs: MAX_RETRY_AFTER_RULE });

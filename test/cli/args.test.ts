@@ -6,6 +6,7 @@ import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, rea
 import { renderSchedule } from '../../src/cli/schedule.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF } from '../../src/index.js';
 import { gcs, iam } from '../../src/google/index.js';
+import { readOptions } from '../../src/core/options.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {
@@ -226,6 +227,19 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     [['--max-attempts', '9'.repeat(400), '--', 'x'], '--max-attempts must be a whole number >= 1'],
     [['--max-attempts', '', '--', 'x'], 'got ""'],
     [['--max-attempts', '-1', '--', 'x'], 'got "-1"'],
+    // Regression: a decorrelated jitter drawn up from 0 reached the library's RangeError and exited 70.
+    [
+      ['--jitter', 'decorrelated', '--initial-delay', '0', '--', 'x'],
+      '--jitter decorrelated needs an --initial-delay longer than 0, got "0"',
+    ],
+    [
+      ['--preset', 'gcs', '--initial-delay', '0ms', '--jitter', 'decorrelated', '--', 'x'],
+      '--jitter decorrelated needs an --initial-delay longer than 0, got "0ms"',
+    ],
+    [
+      ['schedule', '--jitter', 'decorrelated', '--initial-delay', '0s'],
+      '--jitter decorrelated needs an --initial-delay longer than 0, got "0s"',
+    ],
   ])('%j', (argv, message) => {
     expect(usageError(argv)).toContain(message);
   });
@@ -234,6 +248,40 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     expect(usageError(['--retry', '--', 'x'])).toBe('unknown option --retry (did you mean --retry-on?)');
     expect(usageError(['--verbose', '--', 'x'])).toBe('unknown option --verbose');
     expect(usageError(['-x', '--', 'x'])).toBe('unknown option -x');
+  });
+});
+
+describe('readArgs: a policy it accepts, the library accepts', () => {
+  // What exited 70 with a stack trace was a command line readArgs took and the library refused.
+  it('either refuses a combination of policy flags by name, or hands the library options it takes', () => {
+    const some = <T>(values: readonly T[]) => fc.option(fc.constantFrom(...values), { nil: undefined });
+    const policyFlags = fc.record({
+      preset: some(['iam', 'gcs']),
+      'initial-delay': some(['0', '0ms', '1ms', '1s', '40s', '64s', '2m']),
+      'max-delay': some(['0', '1ms', '1s', '32s', '64s']),
+      jitter: some(['full', 'none', 'equal', 'decorrelated', 'additive:0', 'additive:1s', 'additive:5m']),
+      deadline: some(['1ms', '10s', '10m']),
+      'max-attempts': some(['2', '5', '1000']),
+      'attempt-timeout': some(['1ms', '30s']),
+    });
+    fc.assert(
+      fc.property(fc.boolean(), policyFlags, (schedule, flags) => {
+        const argv = Object.entries(flags).flatMap(([name, value]) => (value === undefined ? [] : [`--${name}`, value]));
+        let request: CliRequest;
+        try {
+          request = read(schedule ? ['schedule', ...argv] : [...argv, '--', 'x']);
+        } catch (error) {
+          expect(error).toBeInstanceOf(UsageError);
+          return;
+        }
+        if (request.kind === 'schedule') expect(() => renderSchedule(request)).not.toThrow();
+        if (request.kind === 'run') {
+          const { backoff, maxAttempts, deadlineMs } = request;
+          expect(() => readOptions({ backoff, maxAttempts, deadlineMs })).not.toThrow();
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -99,7 +99,7 @@ const WAITER = `
 const fs = require('node:fs');
 const [counter, log] = process.argv.slice(1);
 fs.writeFileSync(counter, String((fs.existsSync(counter) ? Number(fs.readFileSync(counter, 'utf8')) : 0) + 1));
-for (const signal of ['SIGINT', 'SIGTERM']) {
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) {
   process.on(signal, () => { fs.appendFileSync(log, signal + '\\n'); process.exit(7); });
 }
 setTimeout(() => process.exit(9), 30_000); // never outlive a failed test by long
@@ -225,37 +225,45 @@ describe('--attempt-timeout', () => {
 });
 
 describe('signals', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('passes %s to the running command, stops retrying and exits with its status', async (signal) => {
-    const counter = fresh('count');
-    const log = fresh('log');
-    let sent = false;
-    const result = await runCli([...FAST, '--', process.execPath, '-e', WAITER, counter, log], (out, child) => {
-      // "ready" comes through the CLI's stdout while the CLI is still running: output streams.
-      if (!sent && out.stdout.includes('ready\n')) {
-        sent = true;
-        child.kill(signal);
-      }
-    });
-    expect(sent).toBe(true);
-    expect(result.code).toBe(7);
-    expect(readFileSync(log, 'utf8')).toBe(`${signal}\n`);
-    expect(count(counter)).toBe(1);
-    expect(result.stderr).toContain(`tenacious: received ${signal}; passed it to the command; not retrying\n`);
-    expect(result.stderr).not.toContain('retrying in');
-  });
+  // SIGHUP and SIGQUIT: regression, they ended tenacious alone and left the command running.
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT'] as const)(
+    'passes %s to the running command, stops retrying and exits with its status',
+    async (signal) => {
+      const counter = fresh('count');
+      const log = fresh('log');
+      let sent = false;
+      const result = await runCli([...FAST, '--', process.execPath, '-e', WAITER, counter, log], (out, child) => {
+        // "ready" comes through the CLI's stdout while the CLI is still running: output streams.
+        if (!sent && out.stdout.includes('ready\n')) {
+          sent = true;
+          child.kill(signal);
+        }
+      });
+      expect(sent).toBe(true);
+      expect(result.code).toBe(7);
+      expect(readFileSync(log, 'utf8')).toBe(`${signal}\n`);
+      expect(count(counter)).toBe(1);
+      expect(result.stderr).toContain(`tenacious: received ${signal}; passed it to the command; not retrying\n`);
+      expect(result.stderr).not.toContain('retrying in');
+    },
+  );
 
-  it('stops during a wait and exits with 128 + the signal number', async () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+    ['SIGQUIT', 131],
+  ] as const)('stops during a wait on %s and exits with 128 + the signal number (%i)', async (signal, status) => {
     const counter = fresh('count');
     let sent = false;
     const result = await runCli(['--initial-delay', '30s', '--jitter', 'none', '--', ...flaky(counter, '1')], (out, child) => {
       if (!sent && out.stderr.includes('retrying in 30s')) {
         sent = true;
-        child.kill('SIGTERM');
+        child.kill(signal);
       }
     });
-    expect(result.code).toBe(143);
+    expect(result.code).toBe(status);
     expect(count(counter)).toBe(1);
-    expect(result.stderr).toContain('tenacious: received SIGTERM; not retrying\n');
+    expect(result.stderr).toContain(`tenacious: received ${signal}; not retrying\n`);
   });
 });
 
@@ -277,6 +285,19 @@ describe('usage', () => {
     // Regression: a jitter amount too large for a double exited 70 with a stack trace.
     [['--jitter', `additive:${'9'.repeat(400)}`, '--', 'true'], 'tenacious: --jitter additive: amount "999'],
     [['schedule', '--jitter', `additive:${'9'.repeat(400)}`], 'tenacious: --jitter additive: amount "999'],
+    // Regression: a decorrelated jitter from an initial delay of 0 exited 70 with a stack trace.
+    [
+      ['--jitter', 'decorrelated', '--initial-delay', '0', '--', 'true'],
+      'tenacious: --jitter decorrelated needs an --initial-delay longer than 0, got "0"\n',
+    ],
+    [
+      ['--preset', 'iam', '--jitter', 'decorrelated', '--initial-delay', '0', '--', 'true'],
+      'tenacious: --jitter decorrelated needs an --initial-delay longer than 0, got "0"\n',
+    ],
+    [
+      ['schedule', '--jitter', 'decorrelated', '--initial-delay', '0'],
+      'tenacious: --jitter decorrelated needs an --initial-delay longer than 0, got "0"\n',
+    ],
   ])('%j prints the problem and where the usage is to stderr, and exits 2', async (args, message) => {
     const result = await runCli(args);
     expect(result.code).toBe(2);

@@ -181,6 +181,25 @@ describe('runWithRetries', () => {
 });
 
 describe('runWithRetries with --attempt-timeout', () => {
+  // Regression (issue 34): setTimeout takes a delay above 2^31 − 1 ms (about 24.8 days) as 1 ms,
+  // so a 30-day --attempt-timeout sent SIGTERM to the command 1 ms after its start.
+  it('a timeout longer than a timer holds (30 days) is kept: a run that ends after an hour is not signalled', async () => {
+    const day = 24 * 3600 * 1000;
+    const command = fakeCommand({ exitAfterMs: 3600 * 1000, code: 0 });
+    const { status, lines } = await runToEnd(request({ attemptTimeoutMs: 30 * day, deadlineMs: 60 * day }), command);
+    expect(status).toBe(0);
+    expect(lines).toEqual([]);
+    expect(command.state.events).toEqual(['start 1 @0', 'exit 1 @3600000']);
+  });
+
+  it('a timeout longer than a timer holds still fires on time: SIGTERM 30 days after the start', async () => {
+    const day = 24 * 3600 * 1000;
+    const command = fakeCommand({ signalExitAfterMs: 0 }, { exitAfterMs: 5, code: 0 });
+    const { status } = await runToEnd(request({ attemptTimeoutMs: 30 * day, deadlineMs: 60 * day }), command);
+    expect(status).toBe(0);
+    expect(command.state.events.slice(0, 2)).toEqual(['start 1 @0', `SIGTERM 1 @${30 * day}`]);
+  });
+
   it('sends SIGTERM to a run still going after the timeout and retries it once it has ended', async () => {
     const command = fakeCommand({ signalExitAfterMs: 0 }, { exitAfterMs: 5, code: 0 });
     const { status, lines } = await runToEnd(request({ attemptTimeoutMs: 400 }), command);

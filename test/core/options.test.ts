@@ -92,6 +92,18 @@ describe('retry() validates its options before anything runs', () => {
     expect(call(options)).toThrow(message);
   });
 
+  // Regression: with no deadline, nothing bounded the failures countsAsAttempt left uncounted (1,600 retries in 2 s).
+  it('refuses countsAsAttempt without a finite deadline, whatever maxAttempts says', () => {
+    const message = 'retry: options.countsAsAttempt needs a finite options.deadlineMs, got Infinity: the loop would never give up';
+    for (const maxAttempts of [1, 3]) {
+      expect(call({ maxAttempts, deadlineMs: Number.POSITIVE_INFINITY, countsAsAttempt: () => false })).toThrow(new RangeError(message));
+    }
+    // Both Infinity is refused on its own, before countsAsAttempt is looked at.
+    const endless = { maxAttempts: Number.POSITIVE_INFINITY, deadlineMs: Number.POSITIVE_INFINITY, countsAsAttempt: () => false };
+    expect(call(endless)).toThrow(/would never give up/);
+    expect(call({ maxAttempts: 3, deadlineMs: 60_000, countsAsAttempt: () => false })).not.toThrow();
+  });
+
   it('rejects a non-function fn', () => {
     expect(() => retry(5 as unknown as () => number)).toThrow(/fn must be a function, got number/);
   });

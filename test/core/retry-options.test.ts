@@ -43,6 +43,39 @@ describe('messages naming the option', () => {
     expect(clock.countTimers()).toBe(0);
   });
 
+  // Regression: the refused promise was left without a handler, and its later rejection was
+  // unhandled (Node's default mode ends the process for that).
+  it.each([
+    ['retryable', 'retry: options.retryable must return a boolean, got a promise'],
+    ['idempotent', 'retry: options.idempotent must return a boolean, got a promise'],
+    ['countsAsAttempt', 'retry: options.countsAsAttempt must return a boolean, got a promise'],
+    ['retryOnResult', 'retry: options.retryOnResult must return a boolean, got a promise'],
+    ['delay', 'retry: options.delay must return a finite number >= 0 or undefined, got a Promise'],
+    // Any draw that is not a number in [0, 1] is a RangeError, a promise included.
+    ['rng', 'retry: options.rng must return a number in [0, 1], got a Promise', RangeError],
+  ])(
+    'refuses an async %s whose promise rejects later, and that rejection is never unhandled',
+    async (option, message, kind = TypeError) => {
+      const unhandled: unknown[] = [];
+      const record = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', record);
+      try {
+        const late = new Error(`${option} rejected late`);
+        const rejectLater = () => new Promise<never>((_, reject) => setTimeout(() => reject(late), 50));
+        const fn = option === 'retryOnResult' ? async () => 'pending' : () => Promise.reject(httpError(503));
+        const p = track(retry(fn, { [option]: rejectLater, maxAttempts: 3, deadlineMs: 10_000 } as RetryOptions));
+        await clock.tickAsync(0);
+        expect(p.error).toEqual(new kind(message));
+        await clock.tickAsync(50); // the refused promise rejects now
+        // Node reports an unhandled rejection a macrotask after it happened (setImmediate is real here).
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', record);
+      }
+    },
+  );
+
   it('lists every known option for an unknown one', () => {
     expect(() => retry(() => 1, { retries: 3 } as RetryOptions)).toThrow(
       'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, delay, countsAsAttempt, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, gate, rng, unref, hedge, telemetry, name, service)',

@@ -151,6 +151,20 @@ describe('countsAsAttempt: failures that do not use up maxAttempts', () => {
     expect(w.retries).toHaveLength(9);
   });
 
+  it('is refused without a deadline, which alone would end a storm of uncounted failures: the call never starts', () => {
+    let attempts = 0;
+    const start = () =>
+      retry(
+        () => {
+          attempts++;
+          return Promise.reject(httpError(429));
+        },
+        { maxAttempts: 3, deadlineMs: Infinity, countsAsAttempt: () => false },
+      );
+    expect(start).toThrow(/^retry: options\.countsAsAttempt needs a finite options\.deadlineMs, got Infinity/);
+    expect(attempts).toBe(0);
+  });
+
   it('counts afresh after progress: failures left uncounted before it do not carry over', async () => {
     let n = 0;
     const p = track(

@@ -26,6 +26,12 @@ describe('fromGrpcServiceConfig: errors name the path and the value', () => {
       { ...retryPolicy, maxAttempts: undefined },
       'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got undefined',
     ],
+    [{ ...retryPolicy, maxAttempts: 5.5 }, 'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got 5.5'],
+    [
+      { ...retryPolicy, maxAttempts: -Infinity },
+      'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got -Infinity',
+    ],
+    [{ ...retryPolicy, maxAttempts: Number.NaN }, 'methodConfig[0].retryPolicy.maxAttempts must be a whole number >= 2 (gRFC A6), got NaN'],
     [{ ...retryPolicy, backoffMultiplier: 0.5 }, 'methodConfig[0].retryPolicy.backoffMultiplier must be a number >= 1'],
     [{ ...retryPolicy, retryableStatusCodes: [] }, 'methodConfig[0].retryPolicy.retryableStatusCodes must list at least one status code'],
     [
@@ -125,6 +131,17 @@ describe("fromGrpcServiceConfig: the caller's name and options", () => {
   it('takes maxAttemptsLimit 1, and refuses 0 with a RangeError', () => {
     expect(fromGrpcServiceConfig(document, { service: 'echo.Echo', maxAttemptsLimit: 1 }).maxAttempts).toBe(1);
     expect(thrown(() => fromGrpcServiceConfig(document, { service: 'echo.Echo', maxAttemptsLimit: 0 }))).toBeInstanceOf(RangeError);
+  });
+
+  it('refuses a count past 2^53 − 1 once maxAttemptsLimit: Infinity lifts the cap: no exact count to take', () => {
+    const huge = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, maxAttempts: 2 ** 53 } }] };
+    expect(thrown(() => fromGrpcServiceConfig(huge, { service: 's.S', maxAttemptsLimit: Infinity }))).toEqual(
+      new RangeError(
+        'fromGrpcServiceConfig: methodConfig[0].retryPolicy.maxAttempts must be a whole number from 2 to 9007199254740991 without a cap (maxAttemptsLimit: Infinity), got 9007199254740992',
+      ),
+    );
+    const safe = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, maxAttempts: 2 ** 53 - 1 } }] };
+    expect(fromGrpcServiceConfig(safe, { service: 's.S', maxAttemptsLimit: Infinity }).maxAttempts).toBe(2 ** 53 - 1);
   });
 
   it('reads null options as none: the cap of 5', () => {

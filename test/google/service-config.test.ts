@@ -79,9 +79,39 @@ describe('fromGrpcServiceConfig: the retry policy (gRFC A6)', () => {
     );
   });
 
+  // Regression: a count above 2^53 was refused as "must be a whole number >= 2".
+  it('reads any count above 5 as 5, however large: past 2^53, and past what a double holds (Infinity)', () => {
+    const policyText = (count: string, kind = 'retryPolicy') =>
+      `{"methodConfig":[{"name":[{"service":"s.S"}],"${kind}":{"maxAttempts":${count},` +
+      (kind === 'retryPolicy'
+        ? `"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}]}`
+        : '"hedgingDelay":"0.1s"}}]}');
+    for (const count of ['6', '4294967296', '9007199254740991', '9007199254740993', '1e300', '1e400', '9'.repeat(400)]) {
+      expect(fromGrpcServiceConfig(policyText(count), { service: 's.S' }).maxAttempts).toBe(5);
+      expect(fromGrpcServiceConfig(policyText(count), { service: 's.S', maxAttemptsLimit: 7 }).maxAttempts).toBe(
+        Math.min(Number(count), 7),
+      );
+      const hedged = fromGrpcServiceConfig(policyText(count, 'hedgingPolicy'), { service: 's.S' });
+      expect(hedged.maxAttempts).toBe(1);
+    }
+    const big = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, maxAttempts: 2 ** 60 } }] };
+    expect(fromGrpcServiceConfig(big, { service: 's.S' }).maxAttempts).toBe(5);
+  });
+
   it('treats a first backoff above the cap as the cap, as A6 min() does', () => {
     const config = { methodConfig: [{ name: [{ service: 's.S' }], retryPolicy: { ...retryPolicy, initialBackoff: '3s' } }] };
     expect(fromGrpcServiceConfig(config, { service: 's.S' }).backoff).toMatchObject({ initialDelayMs: 1000, maxDelayMs: 1000 });
+  });
+
+  // Regression: the options of a method without `timeout` have no deadline; countsAsAttempt then made the call endless.
+  it('has no deadline without a timeout: countsAsAttempt laid over it is refused until a deadline is given', () => {
+    const options = fromGrpcServiceConfig(document, { service: 'echo.Echo', method: 'Other' });
+    expect(options.deadlineMs).toBe(Infinity);
+    const countsAsAttempt = () => false;
+    expect(() => retry(() => 1, { ...options, countsAsAttempt })).toThrow(
+      new RangeError('retry: options.countsAsAttempt needs a finite options.deadlineMs, got Infinity: the loop would never give up'),
+    );
+    expect(() => retry(() => 1, { ...options, countsAsAttempt, deadlineMs: 30_000 })).not.toThrow();
   });
 
   it('returns frozen options that retry() takes as they are', () => {

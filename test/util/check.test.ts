@@ -3,12 +3,15 @@
 import { describe as group, expect, it } from 'vitest';
 import { retry } from '../../src/index.js';
 import {
+  FUNCTION,
+  type FieldRules,
   SIGNAL,
   answerOf,
   atLeast,
   checkOptions,
   describe,
   drawFrom,
+  ignoreRejection,
   leftOut,
   mustError,
   ownFields,
@@ -79,15 +82,15 @@ group('checkOptions (the one option checker)', () => {
     expect(() => checkOptions('make', null, rules)).toThrow(new TypeError('make: options must be an object, got null'));
     expect(() => checkOptions('make', [1], rules)).toThrow(new TypeError('make: options must be a plain object, got [1]'));
     expect(() => checkOptions('make', new Map(), rules)).toThrow(new TypeError('make: options must be a plain object, got a Map'));
-    expect(() => checkOptions('make', { sise: 1 }, rules)).toThrow(new TypeError('make: unknown option "sise" (known: size, name)'));
+    expect(() => checkOptions('make', { colour: 1 }, rules)).toThrow(new TypeError('make: unknown option "colour" (known: size, name)'));
   });
 
   it('names a nested object or an argument of another name by its path', () => {
     expect(() => checkOptions('make', { size: 0 }, rules, undefined, 'options.part')).toThrow(
       new RangeError('make: options.part.size must be a number > 0, got 0'),
     );
-    expect(() => readChecked('make', { sise: 1 }, rules, 'target')).toThrow(
-      new TypeError('make: unknown option "sise" in target (known: size, name)'),
+    expect(() => readChecked('make', { colour: 1 }, rules, 'target')).toThrow(
+      new TypeError('make: unknown option "colour" in target (known: size, name)'),
     );
     expect(() => readChecked('make', 'big', rules, 'target')).toThrow(new TypeError('make: target must be an object, got "big"'));
   });
@@ -185,6 +188,36 @@ group('the shared rules and helpers', () => {
     expect(() => drawFrom(() => '0.5' as unknown as number, 'x')).toThrow(RangeError);
   });
 
+  it('ignoreRejection handles what any thenable rejects with, and never throws, whatever its then does', async () => {
+    const later = new Error('later');
+    const rejected = Promise.reject(later);
+    ignoreRejection(rejected);
+    // An odd thenable: its then is called (by Promise.resolve, a microtask later) with handlers that are used.
+    let calls = 0;
+    ignoreRejection({
+      then(_: unknown, reject: (e: unknown) => void) {
+        calls++;
+        reject(later);
+      },
+    });
+    ignoreRejection({
+      then() {
+        throw later;
+      },
+    });
+    ignoreRejection(
+      Object.defineProperty({}, 'then', {
+        get() {
+          throw later;
+        },
+      }),
+    );
+    for (const plain of [undefined, null, 0, 'x', {}, { then: 1 }]) expect(() => ignoreRejection(plain)).not.toThrow();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(calls).toBe(1);
+    // No unhandled rejection: test/setup/fail-on-unhandled.ts fails this test otherwise.
+  });
+
   it('ownFields copies own fields of a plain object only', () => {
     const fields = ownFields('make: target.headers', Object.assign(Object.create({ inherited: 'x' }) as object, { a: '1' }));
     expect(Object.getPrototypeOf(fields)).toBeNull();
@@ -193,5 +226,30 @@ group('the shared rules and helpers', () => {
       new TypeError('make: target.headers must be a plain object, got a Map'),
     );
     expect(() => ownFields('make: target.headers', 'a: b')).toThrow(new TypeError('make: target.headers must be an object, got "a: b"'));
+  });
+});
+
+group('an unknown option: the closest known one, else the list', () => {
+  const rules: FieldRules = { maxAttempts: FUNCTION, deadlineMs: FUNCTION, size: FUNCTION };
+
+  it('suggests the closest known option for a typo, as the config readers and the CLI do', () => {
+    expect(() => checkOptions('make', { maxAtempts: 3 }, rules)).toThrow(
+      new TypeError('make: unknown option "maxAtempts" (did you mean "maxAttempts"?)'),
+    );
+    // Case, underscores and dashes do not count against a name.
+    expect(() => checkOptions('make', { max_attempts: 3 }, rules)).toThrow(
+      new TypeError('make: unknown option "max_attempts" (did you mean "maxAttempts"?)'),
+    );
+    expect(() => readChecked('make', { deadlineMS: 3 }, rules, 'options.part')).toThrow(
+      new TypeError('make: unknown option "deadlineMS" in options.part (did you mean "deadlineMs"?)'),
+    );
+  });
+
+  it('lists the known options when none is close', () => {
+    expect(() => checkOptions('make', { retries: 3 }, rules)).toThrow(
+      new TypeError('make: unknown option "retries" (known: maxAttempts, deadlineMs, size)'),
+    );
+    // A short name is corrected by one edit at most: "sx" is not "size".
+    expect(() => checkOptions('make', { sx: 3 }, rules)).toThrow(new TypeError('make: unknown option "sx" (known: maxAttempts, deadlineMs, size)'));
   });
 });
