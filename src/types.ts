@@ -73,7 +73,9 @@ export interface AttemptContext {
    * Tells the call that this attempt made progress a retry keeps (an upload's bytes persisted,
    * a page of results stored): the limits, `deadlineMs`, `maxAttempts` and `attemptTimeoutMs`,
    * and the backoff count again from now. Attempt numbers and hooks go on as the call's. A
-   * call that never reports progress is bounded from its start.
+   * call that never reports progress is bounded from its start. Only the running attempt can
+   * report it: once the attempt has failed (in a hook, a predicate or `delay`), or has been
+   * abandoned, the call ignores it.
    */
   progress(): void;
 }

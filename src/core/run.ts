@@ -224,6 +224,9 @@ export class Run<T> implements Timed, AbortWatcher {
   /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
   #judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
     unschedule(this);
+    // The attempt's outcome is in: progress a hook or a predicate reports from here is late (it
+    // would restart the limits after every failure, and the call would never end).
+    this.#phase = SLEEPING;
     this.#last = returned ?? error;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;

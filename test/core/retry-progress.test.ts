@@ -234,6 +234,29 @@ describe('progress from an attempt that is not running is ignored', () => {
     for (const ctx of contexts) ctx.progress();
     expect(queueState()).toEqual({ queued: 0, timerArmed: false });
   });
+
+  // A hook or a predicate runs once the attempt has failed: its progress would restart the limits
+  // after every failure, and the call would never end (10,001 attempts in 100 s before the fix).
+  it.each([
+    ['onRetry', (report: () => void) => ({ onRetry: report })],
+    ['onEvent', (report: () => void) => ({ onEvent: report })],
+    ['retryable', (report: () => void) => ({ retryable: () => (report(), true) })],
+    ['countsAsAttempt', (report: () => void) => ({ countsAsAttempt: () => (report(), true) })],
+    ['delay', (report: () => void) => ({ delay: () => (report(), 10) })],
+  ])('from %s, once the attempt has failed: the call still ends within its limits', async (_name, options) => {
+    let current: AttemptContext | undefined;
+    const p = track(
+      retry(
+        (ctx) => {
+          current = ctx;
+          return Promise.reject(httpError(503));
+        },
+        { maxAttempts: 3, deadlineMs: 1000, backoff: constant(10), ...options(() => current?.progress()) },
+      ),
+    );
+    await clock.tickAsync(100);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 3 });
+  });
 });
 
 describe('a call is bounded from its start, or from the last progress of a running attempt (property)', () => {
