@@ -20,6 +20,12 @@ import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
 
+/** Calls `report`, then answers `answer`: a predicate or a delay that reports progress. */
+const after = <A>(report: () => void, answer: A): A => {
+  report();
+  return answer;
+};
+
 /** A promise that rejects with a 503 after `ms`. */
 const failAfter = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(httpError(503)), ms));
 
@@ -240,9 +246,9 @@ describe('progress from an attempt that is not running is ignored', () => {
   it.each([
     ['onRetry', (report: () => void) => ({ onRetry: report })],
     ['onEvent', (report: () => void) => ({ onEvent: report })],
-    ['retryable', (report: () => void) => ({ retryable: () => (report(), true) })],
-    ['countsAsAttempt', (report: () => void) => ({ countsAsAttempt: () => (report(), true) })],
-    ['delay', (report: () => void) => ({ delay: () => (report(), 10) })],
+    ['retryable', (report: () => void) => ({ retryable: () => after(report, true) })],
+    ['countsAsAttempt', (report: () => void) => ({ countsAsAttempt: () => after(report, true) })],
+    ['delay', (report: () => void) => ({ delay: () => after(report, 10) })],
   ])('from %s, once the attempt has failed: the call still ends within its limits', async (_name, options) => {
     let current: AttemptContext | undefined;
     const p = track(
