@@ -21,7 +21,7 @@ import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 const clock = useVirtualClock();
 
 /** Calls `report`, then answers `answer`: a predicate or a delay that reports progress. */
-const after = <A>(report: () => void, answer: A): A => {
+const reportThen = <A>(report: () => void, answer: A): A => {
   report();
   return answer;
 };
@@ -246,9 +246,9 @@ describe('progress from an attempt that is not running is ignored', () => {
   it.each([
     ['onRetry', (report: () => void) => ({ onRetry: report })],
     ['onEvent', (report: () => void) => ({ onEvent: report })],
-    ['retryable', (report: () => void) => ({ retryable: () => after(report, true) })],
-    ['countsAsAttempt', (report: () => void) => ({ countsAsAttempt: () => after(report, true) })],
-    ['delay', (report: () => void) => ({ delay: () => after(report, 10) })],
+    ['retryable', (report: () => void) => ({ retryable: () => reportThen(report, true) })],
+    ['countsAsAttempt', (report: () => void) => ({ countsAsAttempt: () => reportThen(report, true) })],
+    ['delay', (report: () => void) => ({ delay: () => reportThen(report, 10) })],
   ])('from %s, once the attempt has failed: the call still ends within its limits', async (_name, options) => {
     let current: AttemptContext | undefined;
     const p = track(
