@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { type Options, defineConfig } from 'tsup';
+
+/** The package's version, which `tenacious --version` prints (written into the CLI bundle). */
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 /**
  * The library's entry points (package.json "exports"): `tenacious`, `tenacious/fetch`,
@@ -41,6 +45,7 @@ export const cliBuild: Options = {
   platform: 'node',
   target: 'node20',
   banner: { js: '#!/usr/bin/env node' },
+  define: { __TENACIOUS_VERSION__: JSON.stringify(version) },
   dts: false,
   clean: false,
 };

@@ -49,6 +49,16 @@ export interface HelpRequest {
 }
 
 /**
+ * `tenacious --version` (or `-V`).
+ *
+ * @example
+ * if (request.kind === 'version') process.stdout.write(`${version}\n`);
+ */
+export interface VersionRequest {
+  readonly kind: 'version';
+}
+
+/**
  * `tenacious [options] -- command args…`: run the command, retrying failing exit codes.
  *
  * @example
@@ -93,7 +103,7 @@ export interface ScheduleRequest {
  * @example
  * const request: CliRequest = readArgs(process.argv.slice(2), tokenize);
  */
-export type CliRequest = HelpRequest | RunRequest | ScheduleRequest | ServiceConfigScheduleRequest;
+export type CliRequest = HelpRequest | VersionRequest | RunRequest | ScheduleRequest | ServiceConfigScheduleRequest;
 
 /** Each flag given: its text and the name it was given under (`--attempts` or `--max-attempts`), for messages. */
 type Given = Map<FlagName, { text: string; flag: string }>;
@@ -124,6 +134,7 @@ export function readArgs(argv: readonly string[], tokenize: TokenizeArgs): CliRe
     const name = flagNamed(token.name);
     if (name === undefined) throw new UsageError(unknownFlag(token.rawName));
     if (name === 'help') return { kind: 'help' };
+    if (name === 'version') return { kind: 'version' };
     const takesValue = (FLAG_TABLE[name] as FlagSpec<unknown>).value !== undefined;
     if (takesValue && token.value === undefined) throw new UsageError(`${token.rawName} needs a value`);
     if (!takesValue && token.value !== undefined) throw new UsageError(`${token.rawName} takes no value, got ${describe(token.value)}`);

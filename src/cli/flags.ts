@@ -202,6 +202,7 @@ export const FLAG_TABLE = {
   }),
   quiet: flag({ short: 'q', parse: present, commands: RUN, help: ['do not print retries and the final verdict'] }),
   help: flag({ short: 'h', parse: present, commands: BOTH, help: ['print this help'] }),
+  version: flag({ short: 'V', parse: present, commands: BOTH, help: ["print tenacious's version"] }),
 } as const;
 
 /**

@@ -32,6 +32,9 @@ const SIGNAL_NUMBERS: Readonly<Record<string, number>> = constants.signals;
  */
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
 
+/** The package's version, written in by the build (tsup.config.ts). */
+declare const __TENACIOUS_VERSION__: string;
+
 const tokenize: TokenizeArgs = (config) => parseArgs(config);
 
 main(process.argv.slice(2)).then(
@@ -56,6 +59,10 @@ async function main(argv: string[]): Promise<number> {
   }
   if (request.kind === 'help') {
     process.stdout.write(USAGE);
+    return 0;
+  }
+  if (request.kind === 'version') {
+    process.stdout.write(`${__TENACIOUS_VERSION__}\n`);
     return 0;
   }
   if (request.kind === 'schedule') {

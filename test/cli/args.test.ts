@@ -154,6 +154,12 @@ describe('readArgs: run', () => {
     );
   });
 
+  it('--version (-V) asks for the version, whatever else is given', () => {
+    expect(read(['--version'])).toEqual({ kind: 'version' });
+    expect(read(['schedule', '-V'])).toEqual({ kind: 'version' });
+    expect(read(['--max-attempts', '0', '--version', '--', 'true'])).toEqual({ kind: 'version' });
+  });
+
   it('--help wins over everything else', () => {
     expect(read(['--max-attempts', '0', '--help'])).toEqual({ kind: 'help' });
     expect(read(['schedule', '-h'])).toEqual({ kind: 'help' });

@@ -276,6 +276,12 @@ describe('usage', () => {
     expect(result.stderr).toBe('');
   });
 
+  it.each([['--version'], ['-V'], ['schedule', '--version']])('%s prints the package version to stdout and exits 0', async (...args) => {
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const result = await runCli(args);
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
   it.each([
     [['--max-attempts', '0', '--', 'true'], 'tenacious: --max-attempts must be a whole number >= 1, got "0"'],
     [['--deadline', '90', '--', 'true'], 'tenacious: --deadline: "90" has no unit: write 90s or 90ms'],
