@@ -1,0 +1,67 @@
+// The simulation of retry(): seeded worlds of 1–20 calls sharing one budget, throttle, gate and
+// hedger, over every option retry() accepts, in virtual time; after every world, every invariant
+// (invariants.ts: the docs' promises). `npm test` runs a bounded count; `npm run fuzz` many more
+// (SIM_RUNS). A failure prints one replay line (replay.ts).
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RETRY_RULES } from '../../src/core/options.js';
+import { worldArb } from './generator.js';
+import { openHarness } from './harness.js';
+import { violations } from './invariants.js';
+import { newWorldRecord } from './record.js';
+import { simulated, simulate } from './replay.js';
+import { buildOptions, makeShared, runWorld } from './world.js';
+
+const FILE = 'test/sim/sim.test.ts';
+
+describe('the simulation of retry()', () => {
+  it('generates every option the options reader accepts', async () => {
+    const produced = new Set<string>();
+    const record = newWorldRecord();
+    const h = openHarness(record, [0.5]);
+    try {
+      for (const world of fc.sample(worldArb(), { numRuns: 300, seed: 1 })) {
+        const shared = makeShared(world.fleet, h.draw);
+        for (const call of world.calls) {
+          const rec = {
+            index: 0,
+            ownErrors: new Set(),
+            retries: [],
+            successes: [],
+            giveUps: [],
+            events: [],
+            telemetryEvents: [],
+            hedgeHooks: [],
+            uncounted: 0,
+            telemetryAttempts: 0,
+            settleCount: 0,
+            optionKeys: [],
+            signal: undefined,
+          } as never;
+          for (const key of Object.keys(buildOptions(call.options, shared, h, rec, record).options)) produced.add(key);
+        }
+      }
+    } finally {
+      await h.close(false, []);
+    }
+    // A new option of retry() fails this test until the generator produces it.
+    expect(Object.keys(RETRY_RULES).filter((key) => !produced.has(key))).toEqual([]);
+  });
+
+  it('keeps every documented promise in every world', async () => {
+    await simulate(
+      worldArb(),
+      async (world) => {
+        const record = await runWorld(world);
+        simulated.worlds += 1;
+        simulated.calls += world.calls.length;
+        return violations(record);
+      },
+      { defaultRuns: 400, runsEnv: 'SIM_RUNS', file: FILE },
+    );
+  }, 600_000);
+});
+
+afterAll(() => {
+  console.log(`simulation (retry): ${simulated.calls} calls in ${simulated.worlds} worlds`);
+});
