@@ -132,8 +132,10 @@ export class Run<T> implements Timed, AbortWatcher {
     const ctx = this.#contextAt(t);
     // Stryker disable next-line ConditionalExpression: emit() checks onEvent too; this spares making the event
     if (config.onEvent !== undefined) emit(config, { type: 'attempt', attempt, elapsedMs: ctx.elapsedMs });
-    // A later attempt starts from a timer: its limit is queued before fn can settle it.
-    if (attempt > 1) this.#queueStop(t);
+    // An attempt started after the hand-over (from a timer: a retry, or a first attempt a gate's
+    // pause held) has its limit queued before fn can settle it; a first attempt sent at once
+    // gets it from the hand-over.
+    if (this.#resolve !== undefined) this.#queueStop(t);
     const { fn } = this; // called with no `this`: a method call would hand fn the run
     let result: T | PromiseLike<T>;
     try {

@@ -149,19 +149,18 @@ export class HedgedAttempt<T> implements Timed {
     const copy = new Copy(this, ++this.#sent, this.ctx.elapsedMs + elapsed, this.ctx.remainingMs - elapsed);
     this.#running.push(copy);
     this.#queueNext(t);
-    let result: Promise<T>;
     try {
-      // Adopted inside the try too: Promise.resolve reads a promise's `constructor`, which a
-      // hostile one makes throw; thrown from a timer, that would escape and leave the call hung.
+      // Adopted and subscribed to inside the try too: Promise.resolve reads a promise's
+      // `constructor`, and hands a native promise back as it is, whose own `then` may throw;
+      // thrown from a timer, either would escape and leave the call hung.
       const { fn } = this; // called with no `this`, like a plain attempt's
-      result = Promise.resolve(fn(copy));
+      Promise.resolve(fn(copy)).then(
+        (value) => this.#copySucceeded(copy, value),
+        (error: unknown) => this.#copyFailed(copy, error),
+      );
     } catch (error) {
-      return this.#copyFailed(copy, error);
+      this.#copyFailed(copy, error);
     }
-    result.then(
-      (value) => this.#copySucceeded(copy, value),
-      (error: unknown) => this.#copyFailed(copy, error),
-    );
   }
 
   /** Queues the moment of the next copy, when one may still be sent. */

@@ -429,3 +429,33 @@ describe('retryFetch through a gate', () => {
     }
   });
 });
+
+// Found by the simulation (test/sim): a first attempt that a gate's pause held was started from
+// the timer after the hand-over, where nothing queued its limit: it ran with neither its attempt
+// timeout nor the deadline, and a hung one never settled.
+describe('a first attempt held by a pause keeps its limits', () => {
+  const hang = () => new Promise<never>(() => {});
+
+  it('its attempt timeout, counted from when it goes', async () => {
+    const gate = createRetryAfterGate({ spread: false });
+    gate.hold(1000);
+    const p = track(retry(hang, { gate, attemptTimeoutMs: 100, deadlineMs: 5000, maxAttempts: 1 }));
+    await clock.tickAsync(1099);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(1);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'attempts', attempts: 1, elapsedMs: 1100 });
+  });
+
+  it('the deadline, hedged or not', async () => {
+    for (const hedge of [undefined, hedging({ delayMs: 50 })]) {
+      const gate = createRetryAfterGate({ spread: false });
+      gate.hold(1000);
+      const p = track(retry(hang, { gate, deadlineMs: 1500, hedge }));
+      await clock.tickAsync(1499);
+      expect(p.state).toBe('pending');
+      await clock.tickAsync(1);
+      expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, elapsedMs: 1500 });
+    }
+  });
+});

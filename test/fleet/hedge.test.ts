@@ -1197,3 +1197,49 @@ describe('a hedged attempt: the call’s policies', () => {
     await clock.tickAsync(1000); // the loser's timer
   });
 });
+
+// Found by the simulation (test/sim): Promise.resolve hands a native promise back as it is, and
+// its own `then` was called outside the copy's try: thrown from the first copy, the attempt
+// failed but its hedge timer lived on; thrown from a copy the timer sent, it escaped the timer.
+describe('a hedged copy whose promise has a then that throws', () => {
+  /** A native promise that never settles, with an own `then` that throws a 503. */
+  const throwingThen = (): Promise<never> =>
+    Object.assign(new Promise<never>(() => {}), {
+      // biome-ignore lint/suspicious/noThenProperty: the hostile shape under test
+      then() {
+        throw httpError(503);
+      },
+    });
+
+  it('from the first copy: the copy failed with it, the next copy goes at its time, and nothing goes after the call ends', async () => {
+    const sent: number[] = [];
+    const p = track(
+      retry(
+        () => {
+          sent.push(clock.now);
+          return sent.length === 1 ? throwingThen() : 'second';
+        },
+        { hedge: hedging({ delayMs: 100, maxCopies: 2 }), maxAttempts: 1 },
+      ),
+    );
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('second');
+    expect(sent).toEqual([0, 0]);
+  });
+
+  it('from a copy the timer sent: the attempt fails with it, no exception escapes, the call ends', async () => {
+    const sent: number[] = [];
+    const p = track(
+      retry(
+        () => {
+          sent.push(clock.now);
+          return sent.length === 1 ? new Promise<never>(() => {}) : throwingThen();
+        },
+        { hedge: hedging({ delayMs: 100, maxCopies: 2 }), maxAttempts: 1, deadlineMs: 5000 },
+      ),
+    );
+    await clock.tickAsync(5000);
+    expect(sent).toEqual([0, 100]);
+    expect(p.state).not.toBe('pending');
+  });
+});
