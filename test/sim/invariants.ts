@@ -32,6 +32,22 @@ export const INVARIANTS: readonly Invariant[] = [
     check: perCall((call) => (call.settled === undefined ? ['never settled'] : [])),
   },
   {
+    name: 'refusal',
+    promise:
+      'Invalid options (or an `fn` that is not a function) reject the returned promise with a `TypeError`/`RangeError` naming the option, before any attempt: never a synchronous throw',
+    where: 'src/core/retry.ts, retry() (the API reference)',
+    check: perCall((call, world) => {
+      if (call.threw !== undefined) return [`threw ${String(call.threw)} synchronously`];
+      if (call.refused === undefined || call.settled === undefined) return [];
+      const { error } = call.settled as { error?: unknown };
+      const out: string[] = [];
+      if (call.settled.ok || String(error) !== String(call.refused))
+        out.push(`settled otherwise than rejecting with ${String(call.refused)}`);
+      if (sentBy(world, call).length > 0) out.push('fn was called although the options were refused');
+      return out;
+    }),
+  },
+  {
     name: 'deadline',
     promise: 'It settles no later than `deadlineMs` after `retry()` was called.',
     where: 'README.md, "What retry() promises", The deadline',
@@ -91,7 +107,7 @@ export const INVARIANTS: readonly Invariant[] = [
   {
     name: 'gate-no-early-failure',
     promise:
-      "A pause that would end past a call's deadline fails that call at once (`RetryError` `'deadline'`); with \"When the next wait would end past the deadline it gives up at once instead of sleeping\": a call fails early only when the pause itself ends past its deadline",
+      "A pause that would end at or past a call's deadline fails that call at once (`RetryError` `'deadline'`); with \"When the next wait would end past the deadline it gives up at once instead of sleeping\": a call fails early only when the pause itself ends at or past its deadline (an attempt due at the deadline would have no time)",
     where: 'docs/fleet.md, "A Retry-After gate"; README.md, "What retry() promises", The deadline',
     check: perCall((call, world) => {
       const error = call.settled?.error;
@@ -102,7 +118,7 @@ export const INVARIANTS: readonly Invariant[] = [
       // Only a give-up at a gate check: not the decision after a failure of this very moment.
       if (at >= deadlineAt || at <= lastEnd) return [];
       const end = pauseEndAt(world, at + 1);
-      return end <= deadlineAt
+      return end < deadlineAt
         ? [`failed 'deadline' at ${at} ms; the gate's pause ends at ${end} ms, its deadline is at ${deadlineAt} ms`]
         : [];
     }),

@@ -55,8 +55,10 @@ export interface CallRecord {
   limits: CallLimits;
   optionKeys: readonly string[];
   startedAt?: number;
-  /** What retry() threw synchronously (a refused option), if it did. */
+  /** What the options reader refuses these options with, if it does: the call must reject with it. */
   refused?: unknown;
+  /** What retry() threw synchronously, if it did: it never should. */
+  threw?: unknown;
   settled?: Settled;
   settleCount: number;
   readonly events: { readonly at: number; readonly seq: number; readonly event: CallEvent }[];

@@ -18,6 +18,7 @@ import type { CallOptionsSpec, HookKind, PredicateKind, WorldSpec } from './gene
 import { SyncThen, throwingThen, transientError } from './faults.js';
 import { type Harness, openHarness } from './harness.js';
 import { type CallLimits, type CallRecord, type Sent, type WorldRecord, newWorldRecord, nextSeq } from './record.js';
+import { readOptions } from '../../src/core/options.js';
 
 /** Requests one call may send before the driver calls it endless and stops it with a permanent error. */
 export const ENDLESS_AFTER = 2000;
@@ -185,7 +186,7 @@ export function buildOptions(
 /** The shared gate, with each pause it is told recorded (as the gate applies it: capped at maxHoldMs). */
 export function recordingGate(gate: ReturnType<typeof createRetryAfterGate>, h: Harness, world: WorldRecord): RetryOptions['gate'] {
   return {
-    waitMs: () => gate.waitMs(),
+    waitMs: (remainingMs?: number) => gate.waitMs(remainingMs), // the engine passes the time its call has left
     hold(ms: number) {
       const entry = { at: h.now(), seq: nextSeq(world), ms, pause: undefined as number | undefined };
       world.holds.push(entry);
@@ -320,12 +321,17 @@ export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
           live.settled ??= { at: h.now(), seq: nextSeq(world), ok, ...(ok ? { value: outcome } : { error: outcome }) };
         };
         try {
+          readOptions(built.options as RetryOptions); // what the call must reject with, if anything
+        } catch (error) {
+          live.refused = error;
+        }
+        try {
           retry(fn, built.options).then(
             (value) => settle(true, value),
             (error: unknown) => settle(false, error),
           );
         } catch (error) {
-          live.refused = error;
+          live.threw = error;
           settle(false, error);
         }
         const abortAfter = call.options.signal?.abortAtMs;
