@@ -23,7 +23,9 @@ import { observed } from './telemetry.js';
  * - Rejects with `signal.reason` as soon as the caller's signal aborts.
  * - A server's `Retry-After` or gRPC pushback lengthens the next delay, never shortens it.
  *
- * Invalid options throw a `TypeError`/`RangeError` naming the option, synchronously.
+ * Invalid options (or an `fn` that is not a function) reject the returned promise with a
+ * `TypeError`/`RangeError` naming the option, before any attempt: never a synchronous throw,
+ * so `retry(fn, options).catch(handle)` sees it, as it would from an `async` function.
  *
  * @example
  * const user = await retry(({ signal }) => fetchJson(`/users/${id}`, { signal }), {
@@ -35,8 +37,14 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   // The deadline is a promise made when the call is made: the clock starts here, before the
   // options are read and before fn's synchronous part runs.
   const startedAt = steadyNow();
-  if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
-  return start(fn, options === undefined ? DEFAULT_CONFIG : readOptions(options as RetryOptions), startedAt);
+  let config: RetryConfig;
+  try {
+    if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
+    config = options === undefined ? DEFAULT_CONFIG : readOptions(options as RetryOptions);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return start(fn, config, startedAt);
 }
 
 /**

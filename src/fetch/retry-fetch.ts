@@ -53,8 +53,8 @@ import { resumeDriver, resumeMode } from './resume-driver.js';
  *   keeps aborting the returned response's body, as with fetch.
  *
  * Options are retry()'s (defaults: deadline 120 s, backoff 1 s × 2 up to 32 s with full
- * jitter) plus `fetch`, `maxRetryAfterMs`, `bufferBody`, `hedge` and `resume`; bad options throw synchronously,
- * naming the field.
+ * jitter) plus `fetch`, `maxRetryAfterMs`, `bufferBody`, `hedge` and `resume`; bad options reject the
+ * returned promise before any request, naming the field (never a synchronous throw, as from fetch itself).
  *
  * @example
  * const res = await retryFetch('https://storage.googleapis.com/storage/v1/b/my-bucket/o/report.csv?alt=media', {
@@ -64,7 +64,11 @@ import { resumeDriver, resumeMode } from './resume-driver.js';
  * const csv = await res.text();
  */
 export function retryFetch(input: string | URL | Request, init?: RequestInit, options?: RetryFetchOptions): Promise<Response> {
-  return retryFetchAs('retryFetch', input, init, options);
+  try {
+    return retryFetchAs('retryFetch', input, init, options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**

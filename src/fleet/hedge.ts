@@ -5,7 +5,7 @@
  */
 import { RETRY_RULES } from '../core/options.js';
 import { retry } from '../core/retry.js';
-import type { AttemptContext, RetryBudget, RetryPredicate, Telemetry } from '../types.js';
+import type { AttemptContext, AttemptMode, RetryBudget, RetryPredicate, Telemetry } from '../types.js';
 import { type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type HedgingOptions, HEDGING_RULES, hedgingMode } from './hedging.js';
 
@@ -58,17 +58,23 @@ function hedgeRules({ deadlineMs, retryable, idempotent, signal, budget, telemet
  *   `signal.reason` when the caller's signal aborts.
  *
  * To hedge and also back off and retry when every copy failed, pass `hedge: hedging(…)` to
- * `retry()` or `retryFetch()` instead. Invalid options throw a `TypeError`/`RangeError` naming
- * the option, synchronously.
+ * `retry()` or `retryFetch()` instead. Invalid options reject the returned promise with a
+ * `TypeError`/`RangeError` naming the option, before any copy is sent.
  *
  * @example
  * const hedger = createHedger({ percentile: 0.95, maxExtraLoad: 0.05 }); // one per backend
  * const user = await hedge(({ signal }) => fetchJson(`/users/${id}`, { signal }), { hedger, deadlineMs: 2_000 });
  */
 export function hedge<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options: HedgeOptions): Promise<T> {
-  if (typeof fn !== 'function') throw mustError('hedge: fn', 'be a function', fn);
-  const o = readChecked('hedge', options, RULES) as HedgeOptions;
-  const mode = hedgingMode('hedge', o);
+  let o: HedgeOptions;
+  let mode: AttemptMode;
+  try {
+    if (typeof fn !== 'function') throw mustError('hedge: fn', 'be a function', fn);
+    o = readChecked('hedge', options, RULES) as HedgeOptions;
+    mode = hedgingMode('hedge', o);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   // The call's options (hedging's own left out) were checked above; those not given are
   // retry()'s defaults, the same as hedge()'s: the deadline, isTransient, idempotent.
   const { delayMs, hedger, maxCopies, onHedge, ...call } = o;

@@ -185,12 +185,17 @@ export interface ReadModifyWriteSteps<P, R> {
  *   write: (policy, { signal }) => setIamPolicy(resource, policy, { signal }), // policy.etag guards it
  * });
  *
- * @throws {TypeError | RangeError} synchronously, before anything runs (as retry() does),
- *   when `steps` does not hold three functions or an option is bad (as in {@link iam}).
+ * The returned promise rejects with a `TypeError`/`RangeError`, before anything runs (as
+ * retry()'s does), when `steps` does not hold three functions or an option is bad (as in {@link iam}).
  */
 export function iamReadModifyWrite<P, R>(steps: ReadModifyWriteSteps<P, R>, options?: IamOptions): Promise<R | undefined> {
-  checkSteps(steps);
-  const preset = iamPreset('iamReadModifyWrite', options, IAM_READ_MODIFY_WRITE, IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND);
+  let preset: PresetRetryOptions;
+  try {
+    checkSteps(steps);
+    preset = iamPreset('iamReadModifyWrite', options, IAM_READ_MODIFY_WRITE, IAM_READ_MODIFY_WRITE_WITH_NOT_FOUND);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   // Called as methods, so steps given as an object with methods keep their `this`.
   const unit = async (ctx: AttemptContext): Promise<R | undefined> => {
     const current = await steps.read(ctx);

@@ -106,7 +106,7 @@ describe('onEvent', () => {
     expect(n).toBe(3);
   });
 
-  it('refuses a listener that is not a function, naming it', () => {
-    expect(() => retry(() => 1, { onEvent: 5 as never })).toThrow('retry: options.onEvent must be a function, got 5');
+  it('refuses a listener that is not a function, naming it', async () => {
+    await expect(retry(() => 1, { onEvent: 5 as never })).rejects.toThrow('retry: options.onEvent must be a function, got 5');
   });
 });

@@ -229,11 +229,11 @@ describe('hooks never change the outcome', () => {
     expect(controller.signal.aborted).toBe(true);
   });
 
-  it('accepts hooks only as functions', () => {
-    expect(() => retry(async () => 1, { onSuccess: 'log' as never })).toThrow(
+  it('accepts hooks only as functions', async () => {
+    await expect(retry(async () => 1, { onSuccess: 'log' as never })).rejects.toThrow(
       new TypeError('retry: options.onSuccess must be a function, got "log"'),
     );
-    expect(() => retry(async () => 1, { onGiveUp: {} as never })).toThrow(
+    await expect(retry(async () => 1, { onGiveUp: {} as never })).rejects.toThrow(
       new TypeError('retry: options.onGiveUp must be a function, got {}'),
     );
   });

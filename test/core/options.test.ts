@@ -1,8 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { readOptions } from '../../src/core/options.js';
 import { createRetryAfterGate, createRetryBudget, retry, type RetryOptions } from '../../src/index.js';
+import { rejection, thrown } from '../helpers/thrown.js';
 
-const call = (options: unknown) => () => retry(async () => 1, options as RetryOptions);
+/**
+ * The options reader retry() runs before anything else: what it throws, retry()'s promise
+ * rejects with (the test 'rejects the promise with what the options reader throws…' below).
+ */
+const call = (options: unknown) => () => readOptions(options as RetryOptions);
 
 describe('retry() validates its options before anything runs', () => {
   it.each([
@@ -104,13 +109,35 @@ describe('retry() validates its options before anything runs', () => {
     expect(call({ maxAttempts: 3, deadlineMs: 60_000, countsAsAttempt: () => false })).not.toThrow();
   });
 
-  it('rejects a non-function fn', () => {
-    expect(() => retry(5 as unknown as () => number)).toThrow(/fn must be a function, got number/);
+  it('rejects a non-function fn', async () => {
+    await expect(retry(5 as unknown as () => number)).rejects.toThrow(/fn must be a function, got number/);
   });
 
-  it('does not call fn when the options are bad', () => {
+  it('rejects the promise with what the options reader throws, never a synchronous throw, and never calls fn', async () => {
+    const bad: unknown[] = [
+      { maxAttempts: 0 },
+      { deadlineMs: -1 },
+      { backoff: { jitter: 'lots' } },
+      { maxAtempts: 3 },
+      { maxAttempts: Number.POSITIVE_INFINITY, deadlineMs: Number.POSITIVE_INFINITY },
+      null,
+    ];
+    for (const options of bad) {
+      const fn = vi.fn(async () => 1);
+      let returned: Promise<number> | undefined;
+      expect(() => {
+        returned = retry(fn, options as RetryOptions);
+      }).not.toThrow();
+      const error = await rejection(returned as Promise<number>);
+      expect(error).toEqual(thrown(call(options)));
+      expect(error.constructor).toBe(thrown(call(options)).constructor);
+      expect(fn).not.toHaveBeenCalled();
+    }
+  });
+
+  it('does not call fn when the options are bad', async () => {
     const fn = vi.fn(async () => 1);
-    expect(() => retry(fn, { maxAttempts: -1 })).toThrow(RangeError);
+    await expect(retry(fn, { maxAttempts: -1 })).rejects.toThrow(RangeError);
     expect(fn).not.toHaveBeenCalled();
   });
 
@@ -186,14 +213,14 @@ describe('readOptions', () => {
 });
 
 describe('regressions of issue 12: options are what the caller wrote', () => {
-  it('defect 11: a signal without removeEventListener (or addEventListener, or aborted) is refused up front', () => {
+  it('defect 11: a signal without removeEventListener (or addEventListener, or aborted) is refused up front', async () => {
     const fn = vi.fn(async () => 1);
     for (const signal of [
       { aborted: false, addEventListener() {} },
       { aborted: false, removeEventListener() {} },
       { addEventListener() {}, removeEventListener() {} },
     ]) {
-      expect(() => retry(fn, { signal: signal as unknown as AbortSignal })).toThrow(
+      await expect(retry(fn, { signal: signal as unknown as AbortSignal })).rejects.toThrow(
         /^retry: options\.signal must be an AbortSignal \(aborted, addEventListener, removeEventListener\), got /,
       );
     }

@@ -141,8 +141,8 @@ describe('retryOnResult', () => {
     expect(fn).toHaveBeenCalledTimes(1);
   });
 
-  it('is checked as a function', () => {
-    expect(() => retry(async () => 1, { retryOnResult: true as never })).toThrow(
+  it('is checked as a function', async () => {
+    await expect(retry(async () => 1, { retryOnResult: true as never })).rejects.toThrow(
       new TypeError('retry: options.retryOnResult must be a function, got true'),
     );
   });

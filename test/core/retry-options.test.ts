@@ -76,8 +76,8 @@ describe('messages naming the option', () => {
     },
   );
 
-  it('lists every known option for an unknown one', () => {
-    expect(() => retry(() => 1, { retries: 3 } as RetryOptions)).toThrow(
+  it('lists every known option for an unknown one', async () => {
+    await expect(retry(() => 1, { retries: 3 } as RetryOptions)).rejects.toThrow(
       'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, delay, countsAsAttempt, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, gate, rng, unref, hedge, telemetry, name, service)',
     );
   });
@@ -99,16 +99,16 @@ describe('messages naming the option', () => {
     ],
     [{ budget: null }, 'retry: options.budget must come from createRetryBudget() (record, canRetry), got null'],
     [{ throttle: null }, 'retry: options.throttle must come from createAdaptiveThrottle() (admit, record, error), got null'],
-  ])('refuses %j, naming it', (options, message) => {
-    expect(() => retry(() => 1, options as RetryOptions)).toThrow(message);
+  ])('refuses %j, naming it', async (options, message) => {
+    await expect(retry(() => 1, options as RetryOptions)).rejects.toThrow(message);
   });
 
-  it('refuses signals and budgets that are functions, however they are dressed', () => {
+  it('refuses signals and budgets that are functions, however they are dressed', async () => {
     const signalLike = Object.assign(() => undefined, { aborted: false, addEventListener() {}, removeEventListener() {} });
-    expect(() => retry(() => 1, { signal: signalLike as unknown as AbortSignal })).toThrow(
+    await expect(retry(() => 1, { signal: signalLike as unknown as AbortSignal })).rejects.toThrow(
       /^retry: options\.signal must be an AbortSignal/,
     );
     const budgetLike = Object.assign(() => undefined, { record() {}, canRetry: () => true });
-    expect(() => retry(() => 1, { budget: budgetLike })).toThrow(/^retry: options\.budget must come from createRetryBudget\(\)/);
+    await expect(retry(() => 1, { budget: budgetLike })).rejects.toThrow(/^retry: options\.budget must come from createRetryBudget\(\)/);
   });
 });

@@ -151,7 +151,7 @@ describe('countsAsAttempt: failures that do not use up maxAttempts', () => {
     expect(w.retries).toHaveLength(9);
   });
 
-  it('is refused without a deadline, which alone would end a storm of uncounted failures: the call never starts', () => {
+  it('is refused without a deadline, which alone would end a storm of uncounted failures: the call never starts', async () => {
     let attempts = 0;
     const start = () =>
       retry(
@@ -161,7 +161,7 @@ describe('countsAsAttempt: failures that do not use up maxAttempts', () => {
         },
         { maxAttempts: 3, deadlineMs: Infinity, countsAsAttempt: () => false },
       );
-    expect(start).toThrow(/^retry: options\.countsAsAttempt needs a finite options\.deadlineMs, got Infinity/);
+    await expect(start()).rejects.toThrow(/^retry: options\.countsAsAttempt needs a finite options\.deadlineMs, got Infinity/);
     expect(attempts).toBe(0);
   });
 

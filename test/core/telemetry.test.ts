@@ -137,9 +137,11 @@ describe('the telemetry option', () => {
     expect(config.telemetry).toBeUndefined();
   });
 
-  it('refuses a telemetry that is not a function, and a name or service that is not a string, naming them', () => {
-    expect(() => retry(() => 1, { telemetry: {} as unknown as Telemetry })).toThrow('retry: options.telemetry must be a function, got {}');
-    expect(() => retry(() => 1, { name: 42 as unknown as string })).toThrow('retry: options.name must be a string, got 42');
+  it('refuses a telemetry that is not a function, and a name or service that is not a string, naming them', async () => {
+    await expect(retry(() => 1, { telemetry: {} as unknown as Telemetry })).rejects.toThrow(
+      'retry: options.telemetry must be a function, got {}',
+    );
+    await expect(retry(() => 1, { name: 42 as unknown as string })).rejects.toThrow('retry: options.name must be a string, got 42');
     expect(() => withRetry(() => 1, { service: null as unknown as string })).toThrow(
       'withRetry: options.service must be a string, got null',
     );

@@ -247,14 +247,14 @@ describe('retryFetch with { hedge } on loopback', () => {
     expect(once.requests).toHaveLength(1);
   });
 
-  it('rejects a bad hedge option up front, naming it', () => {
+  it('rejects a bad hedge option up front, naming it', async () => {
     expect(() => hedging({ delayMs: -5 })).toThrow('hedging: options.delayMs must be a finite number >= 0, got -5');
     expect(() => hedging({ signal: 1 } as never)).toThrow('hedging: unknown option "signal"');
     // A plain object is not a mode: the settings go through hedging(), which checks them.
-    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: { delayMs: 5 } as never })).toThrow(
+    await expect(retryFetch('http://127.0.0.1:1/', undefined, { hedge: { delayMs: 5 } as never })).rejects.toThrow(
       'retryFetch: options.hedge must come from hedging() (e.g. hedge: hedging({ delayMs: 50 })), got {"delayMs":5}',
     );
-    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { hedge: 5 as never })).toThrow(
+    await expect(retryFetch('http://127.0.0.1:1/', undefined, { hedge: 5 as never })).rejects.toThrow(
       'retryFetch: options.hedge must come from hedging() (e.g. hedge: hedging({ delayMs: 50 })), got 5',
     );
   });

@@ -238,8 +238,8 @@ describe('retryFetch resumes a broken download on loopback', () => {
     expect(gets(tb)).toHaveLength(2);
   });
 
-  it('rejects a bad resume option, naming it', () => {
-    expect(() => retryFetch('http://127.0.0.1:9/', undefined, { resume: 'yes' as unknown as boolean })).toThrow(
+  it('rejects a bad resume option, naming it', async () => {
+    await expect(retryFetch('http://127.0.0.1:9/', undefined, { resume: 'yes' as unknown as boolean })).rejects.toThrow(
       'retryFetch: options.resume must be a boolean, got "yes"',
     );
   });

@@ -714,9 +714,11 @@ describe("signals and abort: the caller's two signals, the attempt's, the return
 });
 
 describe('options', () => {
-  it('says so when there is no fetch to call', () => {
+  it('says so when there is no fetch to call', async () => {
     vi.stubGlobal('fetch', undefined);
-    expect(() => retryFetch('http://x.test/')).toThrow(new TypeError('retryFetch: globalThis.fetch is undefined; pass options.fetch'));
+    await expect(retryFetch('http://x.test/')).rejects.toThrow(
+      new TypeError('retryFetch: globalThis.fetch is undefined; pass options.fetch'),
+    );
   });
 
   it('works without options, with the global fetch', async () => {
@@ -726,8 +728,8 @@ describe('options', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('refuses retryOnResult, naming what to use instead', () => {
-    expect(() => retryFetch('http://127.0.0.1:1/', undefined, { retryOnResult: () => true } as never)).toThrow(
+  it('refuses retryOnResult, naming what to use instead', async () => {
+    await expect(retryFetch('http://127.0.0.1:1/', undefined, { retryOnResult: () => true } as never)).rejects.toThrow(
       /^retryFetch: options\.retryOnResult must be left out \(judge the status with options\.retryable, an HttpStatusError, or call retry\(\) around fetch to poll a body\), got a function \(retryOnResult\)$/,
     );
   });
@@ -774,8 +776,8 @@ describe('options', () => {
       { signal: Object.assign(() => undefined, { aborted: false }) },
       'retryFetch: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got a function',
     ],
-  ])('refuses options %j, naming the field', (options, message) => {
-    expect(() => retryFetch('http://x.test/', undefined, options as RetryFetchOptions)).toThrow(message);
+  ])('refuses options %j, naming the field', async (options, message) => {
+    await expect(retryFetch('http://x.test/', undefined, options as RetryFetchOptions)).rejects.toThrow(message);
   });
 
   it.each([
@@ -803,26 +805,26 @@ describe('options', () => {
     [{ retries: 3 }, TypeError, 'unref, hedge, telemetry, name, service, fetch, maxRetryAfterMs, bufferBody, resume)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
-  ])('throws synchronously for bad options %j', (options, Type, message) => {
+  ])('throws synchronously for bad options %j', async (options, Type, message) => {
     let called = false;
     const spy = (() => {
       called = true;
       return Promise.resolve(new Response('x'));
     }) as typeof fetch;
     const bad = options === null ? null : { fetch: spy, ...(options as object) };
-    expect(() => retryFetch('http://127.0.0.1:9/', undefined, bad as RetryFetchOptions)).toThrow(Type);
-    expect(() => retryFetch('http://127.0.0.1:9/', undefined, bad as RetryFetchOptions)).toThrow(message);
+    await expect(retryFetch('http://127.0.0.1:9/', undefined, bad as RetryFetchOptions)).rejects.toThrow(Type);
+    await expect(retryFetch('http://127.0.0.1:9/', undefined, bad as RetryFetchOptions)).rejects.toThrow(message);
     expect(called).toBe(false);
   });
 
   // Found by reading surviving mutants (the `once` flags that seemed to be the only cleanup).
-  it('regression (mutation): bad retry options with two signals throw and leave no listener on either', () => {
+  it('regression (mutation): bad retry options with two signals throw and leave no listener on either', async () => {
     const a = new AbortController();
     const b = new AbortController();
     const send = vi.fn(async () => new Response('never sent'));
-    expect(() => retryFetch('http://127.0.0.1:1/', { signal: a.signal }, { signal: b.signal, maxAttempts: 0, fetch: send })).toThrow(
-      'retryFetch: options.maxAttempts must be',
-    );
+    await expect(
+      retryFetch('http://127.0.0.1:1/', { signal: a.signal }, { signal: b.signal, maxAttempts: 0, fetch: send }),
+    ).rejects.toThrow('retryFetch: options.maxAttempts must be');
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(0);
     expect(getEventListeners(b.signal, 'abort')).toHaveLength(0);
     expect(send).not.toHaveBeenCalled();

@@ -506,30 +506,36 @@ describe('hedge(): deadline and abort', () => {
 });
 
 describe('hedge(): options', () => {
-  it('rejects bad options up front, naming the field and the value', () => {
+  it('rejects bad options up front, naming the field and the value', async () => {
     const fn = () => 'x';
-    expect(() => hedge(fn, {})).toThrow('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
-    expect(() => hedge(fn, { delayMs: -1 })).toThrow('hedge: options.delayMs must be a finite number >= 0, got -1');
-    expect(() => hedge(fn, { delayMs: Number.NaN })).toThrow(RangeError);
-    expect(() => hedge(fn, { delayMs: 1, maxCopies: 0 })).toThrow('hedge: options.maxCopies must be a safe integer >= 1, got 0');
-    expect(() => hedge(fn, { delayMs: 1, deadlineMs: 0 })).toThrow('options.deadlineMs must be a number > 0');
-    expect(() => hedge(fn, { delayMs: 1, hedger: {} as never })).toThrow('hedge: options.hedger must come from createHedger(), got {}');
-    expect(() => hedge(fn, { delayMs: 1, onHedge: 'log' as never })).toThrow('hedge: options.onHedge must be a function, got "log"');
-    expect(() => hedge(fn, { delayMs: 1, idempotent: 'yes' as never })).toThrow('options.idempotent must be a boolean or a function');
-    expect(() => hedge(fn, { delayMs: 1, budget: {} as never })).toThrow('options.budget must come from createRetryBudget()');
-    expect(() => hedge(fn, { delayMs: 1, signal: {} as never })).toThrow('options.signal must be an AbortSignal');
+    await expect(hedge(fn, {})).rejects.toThrow('hedge: options.delayMs or options.hedger must be given (the hedging delay), got neither');
+    await expect(hedge(fn, { delayMs: -1 })).rejects.toThrow('hedge: options.delayMs must be a finite number >= 0, got -1');
+    await expect(hedge(fn, { delayMs: Number.NaN })).rejects.toThrow(RangeError);
+    await expect(hedge(fn, { delayMs: 1, maxCopies: 0 })).rejects.toThrow('hedge: options.maxCopies must be a safe integer >= 1, got 0');
+    await expect(hedge(fn, { delayMs: 1, deadlineMs: 0 })).rejects.toThrow('options.deadlineMs must be a number > 0');
+    await expect(hedge(fn, { delayMs: 1, hedger: {} as never })).rejects.toThrow(
+      'hedge: options.hedger must come from createHedger(), got {}',
+    );
+    await expect(hedge(fn, { delayMs: 1, onHedge: 'log' as never })).rejects.toThrow(
+      'hedge: options.onHedge must be a function, got "log"',
+    );
+    await expect(hedge(fn, { delayMs: 1, idempotent: 'yes' as never })).rejects.toThrow(
+      'options.idempotent must be a boolean or a function',
+    );
+    await expect(hedge(fn, { delayMs: 1, budget: {} as never })).rejects.toThrow('options.budget must come from createRetryBudget()');
+    await expect(hedge(fn, { delayMs: 1, signal: {} as never })).rejects.toThrow('options.signal must be an AbortSignal');
     // retry()'s own signal rule: one that says nothing of its state is refused too.
-    expect(() => hedge(fn, { delayMs: 1, signal: { addEventListener() {}, removeEventListener() {} } as never })).toThrow(
+    await expect(hedge(fn, { delayMs: 1, signal: { addEventListener() {}, removeEventListener() {} } as never })).rejects.toThrow(
       'hedge: options.signal must be an AbortSignal (aborted, addEventListener, removeEventListener), got {}',
     );
-    expect(() => hedge(fn, { delayMs: 1, delay: 5 } as never)).toThrow('hedge: unknown option "delay"');
-    expect(() => hedge('fn' as never, { delayMs: 1 })).toThrow('hedge: fn must be a function, got "fn"');
-    expect(() => hedge(fn, null as never)).toThrow('hedge: options must be an object, got null');
+    await expect(hedge(fn, { delayMs: 1, delay: 5 } as never)).rejects.toThrow('hedge: unknown option "delay"');
+    await expect(hedge('fn' as never, { delayMs: 1 })).rejects.toThrow('hedge: fn must be a function, got "fn"');
+    await expect(hedge(fn, null as never)).rejects.toThrow('hedge: options must be an object, got null');
   });
 
-  it('reads own properties only', () => {
+  it('reads own properties only', async () => {
     const inherited = Object.create({ delayMs: 10 }) as { delayMs?: number };
-    expect(() => hedge(() => 'x', inherited)).toThrow('got neither');
+    await expect(hedge(() => 'x', inherited)).rejects.toThrow('got neither');
   });
 
   it('createHedger rejects bad options, naming the field and the value', () => {
@@ -828,10 +834,10 @@ describe('retry() with hedging(): copies race within each attempt', () => {
     expect(() => hedging(null as never)).toThrow('hedging: options must be an object, got null');
   });
 
-  it('retry() refuses a plain object as hedge: it must come from hedging()', () => {
+  it('retry() refuses a plain object as hedge: it must come from hedging()', async () => {
     const fn = vi.fn(() => 'x');
-    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow(TypeError);
-    expect(() => retry(fn, { hedge: { delayMs: 50 } as never })).toThrow('retry: options.hedge must come from hedging()');
+    await expect(retry(fn, { hedge: { delayMs: 50 } as never })).rejects.toThrow(TypeError);
+    await expect(retry(fn, { hedge: { delayMs: 50 } as never })).rejects.toThrow('retry: options.hedge must come from hedging()');
     expect(fn).not.toHaveBeenCalled();
   });
 });
@@ -1205,7 +1211,6 @@ describe('a hedged copy whose promise has a then that throws', () => {
   /** A native promise that never settles, with an own `then` that throws a 503. */
   const throwingThen = (): Promise<never> =>
     Object.assign(new Promise<never>(() => {}), {
-      // biome-ignore lint/suspicious/noThenProperty: the hostile shape under test
       then() {
         throw httpError(503);
       },

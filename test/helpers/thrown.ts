@@ -9,3 +9,13 @@ export function thrown(fn: () => unknown): Error {
   }
   throw new Error('did not throw');
 }
+
+/** What `promise` rejects with; fails the test when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('did not reject');
+}

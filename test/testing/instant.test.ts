@@ -169,8 +169,8 @@ describe('instant()', () => {
     expect(gate.waitMs()).toBeLessThanOrEqual(0);
   });
 
-  it('leaves a gate that is no gate to the options reader, which names it', () => {
-    expect(() => retry(() => 1, instant({ gate: 'shared' as never }))).toThrow(
+  it('leaves a gate that is no gate to the options reader, which names it', async () => {
+    await expect(retry(() => 1, instant({ gate: 'shared' as never }))).rejects.toThrow(
       /retry: options.gate must come from createRetryAfterGate\(\)/,
     );
   });
