@@ -67,8 +67,11 @@ export const FETCH_INVARIANTS: readonly FetchInvariant[] = [
         const limits = world.calls[i]?.limits;
         const started = world.calls[i]?.startedAt ?? 0;
         const out: string[] = [];
+        const judged = world.calls[i]?.events.filter((e) => ['retry', 'success', 'give-up'].includes(e.event.type)) ?? [];
         for (const s of call.seen) {
           if (s.hintMs === undefined || s.answeredSeq === undefined || !limits) continue;
+          // Answered after its attempt was judged (abandoned at its timeout, say): the engine never read that hint.
+          if (judged.some((e) => e.seq > s.seq && e.seq < (s.answeredSeq as number))) continue;
           const tooLong = s.hintMs > limits.maxRetryAfterMs || s.at + s.hintMs > started + limits.deadlineMs;
           const later = call.seen.find((t) => t.seq > (s.answeredSeq as number));
           if (tooLong && later)

@@ -114,6 +114,10 @@ export async function runFetchWorld(spec: FetchWorldSpec): Promise<FetchWorldRec
       backoff: { initialDelayMs: 10, maxDelayMs: 500 },
       rng: h.draw,
       signal: controller.signal,
+      // What the engine decided and when: an answer that reaches the server's side after its
+      // attempt was judged (a fetch's signal aborts one macrotask after its attempt's) is one
+      // the engine never read.
+      onEvent: (event) => void world.calls[index]?.events.push({ at: h.now(), seq: nextSeq(world), event }),
       ...(o.attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs: o.attemptTimeoutMs }),
       ...(o.maxRetryAfterMs === undefined ? {} : { maxRetryAfterMs: o.maxRetryAfterMs }),
       ...(o.bufferBody === undefined ? {} : { bufferBody: o.bufferBody }),
