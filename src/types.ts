@@ -24,7 +24,12 @@ export interface BackoffPolicy {
   initialDelayMs: number;
   /** Growth factor per retry; at least 1. */
   multiplier: number;
-  /** Cap on any single delay, in milliseconds (Google: typically 32 or 64 s). */
+  /**
+   * Cap on any single delay, in milliseconds (Google: typically 32 or 64 s). Left out of an
+   * options object's `backoff`, it is the default (32 s, a preset's own) raised to what you did
+   * set: `{ initialDelayMs: 60_000 }` alone waits 60 s, rather than being refused under a cap you
+   * never chose; so is an after-cap jitter's `additiveMs`. A cap you set is kept, and checked.
+   */
   maxDelayMs: number;
   /** How randomness is applied; see {@link Jitter}. */
   jitter: Jitter;
@@ -141,7 +146,12 @@ export interface RetryOptions<T = unknown> {
   countsAsAttempt?: (error: unknown, ctx: AttemptContext) => boolean;
   /** Aborting it rejects at once with `signal.reason`, in an attempt or a sleep. */
   signal?: AbortSignal;
-  /** Called before each sleep; an exception it throws is ignored. */
+  /**
+   * Called before each sleep; an exception it throws is ignored. May be async: the next attempt
+   * then waits for it as well as for the backoff (they run side by side), so it can refresh a
+   * token or reopen a connection first. That wait is bounded like any other: the deadline ends
+   * the call, the signal aborts it; a rejection is ignored, and the attempt goes.
+   */
   onRetry?: (event: RetryEvent) => void;
   /** Called once when the call resolves. May be async; what it throws or rejects is ignored. */
   onSuccess?: (event: SuccessEvent<T>) => void | PromiseLike<void>;
@@ -157,7 +167,7 @@ export interface RetryOptions<T = unknown> {
    * A gate shared by the calls to one host (`createRetryAfterGate()`): when one of them is told
    * to wait (`Retry-After`, gRPC pushback, a 429's RateLimit reset), every call through the gate
    * waits that long before its next attempt, first attempts and hedged copies included, instead
-   * of each finding the limit by failing. A pause that would end past a call's deadline fails
+   * of each finding the limit by failing. A pause that would end at or past a call's deadline fails
    * that call at once (`RetryError` `'deadline'`); its signal still aborts it.
    */
   gate?: RetryGate;

@@ -3,8 +3,7 @@
  * request's config. Every attempt calls the adapter the request would have used, with the
  * attempt's signal; axios transforms the request once before, and the response once after.
  */
-import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig } from 'axios';
-import { getAdapter } from 'axios';
+import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig, getAdapter } from 'axios';
 import { hintExceeds } from '../classify/error-shape.js';
 import { notSent } from '../classify/not-sent.js';
 import { isTransient } from '../classify/predicates.js';
@@ -12,6 +11,7 @@ import { startCall } from '../core/retry.js';
 import { isRetryError } from '../errors.js';
 import type { AttemptContext, RetryEvent, RetryPredicate } from '../types.js';
 import { isBag } from '../util/cause-chain.js';
+import { peerMissing } from '../util/peer.js';
 import { type AxiosRetryOptions, requestOptions } from './axios-options.js';
 import { type RequestFacts, callSignal, requestFacts } from './request-facts.js';
 
@@ -21,6 +21,29 @@ export type AdapterSetting = InternalAxiosRequestConfig['adapter'];
 /** axios's own default: the first of these the platform has. */
 // Stryker disable next-line StringLiteral: 'fetch' is reached only where there is neither XMLHttpRequest nor Node's http, never under test
 const AXIOS_DEFAULT_ADAPTERS: AdapterSetting = ['xhr', 'http', 'fetch'];
+
+/**
+ * axios's own adapter lookup (a name such as 'http' to its function), once loaded. axios is the
+ * optional peer dependency of tenacious/axios; it is loaded at the first request, not with the
+ * entry, so that importing tenacious/axios never fails, and a request made where axios cannot
+ * be loaded fails with an error naming it and its install command (`peerMissing`).
+ */
+let lookUp: typeof getAdapter | undefined;
+let loading: Promise<unknown> | undefined;
+
+/** Loads axios's adapter lookup; a failed load is tried again at the next request. */
+function loadLookUp(): Promise<unknown> {
+  loading ??= import('axios').then(
+    (axios) => {
+      lookUp = axios.getAdapter;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw peerMissing('tenacious/axios', 'axios', error);
+    },
+  );
+  return loading;
+}
 
 /** The retrying adapters made here, and the setting each one replaced. */
 const replaced = new WeakMap<object, AdapterSetting>();
@@ -38,10 +61,12 @@ export function unwrapped(setting: AdapterSetting): AdapterSetting {
 export function retryingAdapter(setting: AdapterSetting, attached: AxiosRetryOptions): AxiosAdapter {
   const configured = setting ?? AXIOS_DEFAULT_ADAPTERS;
   const adapter: AxiosAdapter = (config) => {
+    // Only the first request of the process waits for axios's module; the rest run as they are.
+    if (lookUp === undefined) return loadLookUp().then(() => adapter(config));
     // The request's config as the caller knows it: its own adapter setting, not this one.
     const own = { ...config, adapter: configured };
     try {
-      const send = getAdapter(configured, own);
+      const send = lookUp(configured, own);
       const options = requestOptions(attached, config.tenacious);
       return options === false ? send(own) : sendRetried(send, own, options);
     } catch (error) {

@@ -126,7 +126,8 @@ const isJitterName = (v: unknown): v is 'none' | 'full' | 'equal' | 'decorrelate
 /**
  * Validates `policy` and returns it as a fresh object holding only what was checked: its own
  * fields (a field inherited from a prototype is not part of it), missing ones taken from
- * `defaults` when given (without defaults every field is required). Throws a
+ * `defaults` when given (without defaults every field is required); a missing `maxDelayMs`
+ * follows a larger start (see {@link defaultCap}). Throws a
  * `TypeError`/`RangeError` naming `<where>: <path>.<field>` and the value. Used by
  * `computeDelay` (`computeDelay: policy`) and by option validation (`retry: options.backoff`).
  */
@@ -140,16 +141,35 @@ export function readBackoffPolicy(policy: unknown, where: string, path: string, 
   };
   const initialDelayMs = pick('initialDelayMs') as number;
   const multiplier = pick('multiplier') as number;
-  const maxDelayMs = pick('maxDelayMs') as number;
+  // A cap the caller left out is a default, and a default must not undercut what they did set.
+  const setCap = defaults === undefined || given.maxDelayMs !== undefined ? (pick('maxDelayMs') as number) : undefined;
+  const jitterGiven = pick('jitter');
+  const maxDelayMs = setCap ?? defaultCap((defaults as BackoffPolicy).maxDelayMs, initialDelayMs, jitterGiven);
   if (maxDelayMs < initialDelayMs) {
     throw mustError(`${where}: ${path}.maxDelayMs`, `be a finite number >= initialDelayMs (${initialDelayMs})`, maxDelayMs, true);
   }
-  const jitter = readJitter(pick('jitter'), where, `${path}.jitter`, maxDelayMs);
+  const jitter = readJitter(jitterGiven, where, `${path}.jitter`, maxDelayMs);
   // Each decorrelated wait is drawn up from the last: from 0 it would stay 0.
   if (jitter === 'decorrelated' && initialDelayMs === 0) {
     throw mustError(`${where}: ${path}.initialDelayMs`, "be > 0 with jitter 'decorrelated'", 0, true);
   }
   return { initialDelayMs, multiplier, maxDelayMs, jitter };
+}
+
+/**
+ * The cap of a policy whose caller left `maxDelayMs` out: the default, raised to what they did
+ * set, their first delay (`initialDelayMs: 60_000` alone waits 60 s, rather than being refused
+ * under a 32 s cap they never chose) and the random part of an after-cap jitter. `jitter` is
+ * read as given (an odd one is refused later, by its own rules). Used by `retry()` and the presets.
+ *
+ * @example
+ * defaultCap(32_000, 60_000, 'full'); // 60000
+ * defaultCap(32_000, 1000, { additiveMs: 40_000, afterCap: true }); // 40000
+ */
+export function defaultCap(defaultMaxMs: number, initialDelayMs: number, jitter: unknown): number {
+  const { additiveMs, afterCap } = Object(jitter) as { additiveMs?: unknown; afterCap?: unknown };
+  const random = afterCap === true && isFiniteNumber(additiveMs) ? additiveMs : 0;
+  return Math.max(defaultMaxMs, initialDelayMs, random);
 }
 
 /** A jitter checked by the rules above: a name, or an additive jitter read by its own table. */

@@ -3,11 +3,12 @@
  * throttle's rejection probability, a hedger's delay. Their values change with every call, not
  * at any one event, so they are observed (read when a reader collects), not recorded.
  */
-import { type MeterProvider, type ObservableResult, metrics } from '@opentelemetry/api';
+import type { MeterProvider, ObservableResult } from '@opentelemetry/api';
 import type { RetryTokenBudget } from '../fleet/budget.js';
 import type { Hedger } from '../fleet/hedger.js';
 import type { AdaptiveThrottle } from '../fleet/throttle.js';
 import { type FieldRule, type FieldRules, hasMethods, isPlainObject, mustError, readChecked } from '../util/check.js';
+import { api } from './api.js';
 
 /**
  * What `observeFleet()` reports, each by a name of your choice (the `tenacious.fleet.name`
@@ -65,7 +66,7 @@ export function observeFleet(fleet: FleetToObserve, options?: { meterProvider?: 
     }
   }
   const { meterProvider } = readChecked('observeFleet', options ?? {}, PROVIDER) as { meterProvider?: MeterProvider };
-  const meter = (meterProvider ?? metrics.getMeterProvider()).getMeter('tenacious');
+  const meter = (meterProvider ?? api.metrics.getMeterProvider()).getMeter('tenacious');
   const gauges = [
     gauge(
       o.budgets,

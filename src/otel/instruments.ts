@@ -4,7 +4,8 @@
  * take (Cloud Storage's example deadline is 600 s). Names follow gRPC's retry metrics (gRFC
  * A96: `grpc.client.call.retries`, `grpc.client.call.retry_delay`): per call, not per retry.
  */
-import { type Counter, type Histogram, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
+import type { Counter, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
+import { api } from './api.js';
 
 /** Seconds: the conventions' HTTP duration buckets, then the minutes of a long retried call. */
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300, 600];
@@ -63,7 +64,7 @@ function instrumentsOf(meter: Meter): Instruments {
 export function instrumentsFor(provider: MeterProvider | undefined): () => Instruments {
   let made: { from: MeterProvider; instruments: Instruments } | undefined;
   return () => {
-    const current = provider ?? metrics.getMeterProvider();
+    const current = provider ?? api.metrics.getMeterProvider();
     if (made?.from !== current) made = { from: current, instruments: instrumentsOf(current.getMeter('tenacious')) };
     return made.instruments;
   };

@@ -5,10 +5,11 @@
  * telemetry puts the number of the send into the context each attempt runs in, and
  * `resendCountHook` reads it from there when the instrumentation starts its span.
  */
-import { type Attributes, createContextKey, context } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
+import { api } from './api.js';
 
 /** The context value: which send of the call runs in this context (1 for the first). @internal */
-export const SEND_KEY: symbol = createContextKey('tenacious send');
+export const SEND_KEY: symbol = api.createContextKey('tenacious send');
 
 /**
  * A `startSpanHook` for `UndiciInstrumentation` (fetch) and a `startOutgoingSpanHook` for
@@ -25,7 +26,7 @@ export const SEND_KEY: symbol = createContextKey('tenacious send');
  * registerInstrumentations({ instrumentations: [new UndiciInstrumentation({ startSpanHook: resendCountHook })] });
  */
 export function resendCountHook(_request?: unknown): Attributes {
-  const send = context.active().getValue(SEND_KEY);
+  const send = api.context.active().getValue(SEND_KEY);
   // Stryker disable next-line ConditionalExpression: only numbers are put under SEND_KEY, and undefined > 1 is false too
   return typeof send === 'number' && send > 1 ? { 'http.request.resend_count': send - 1 } : {};
 }

@@ -11,7 +11,7 @@
  *
  * @internal
  */
-import { BACKOFF_RULES } from '../core/backoff.js';
+import { BACKOFF_RULES, defaultCap } from '../core/backoff.js';
 import { RETRY_RULES, readOptions } from '../core/options.js';
 import type { BackoffPolicy, Jitter, RetryOptions, RetryPredicate } from '../types.js';
 import { type FieldRule, type FieldRules, INSTANT, describe, isFiniteNumber, readChecked } from '../util/check.js';
@@ -128,6 +128,10 @@ function mergeBackoff(
   }
   const merged = policy as unknown as BackoffPolicy;
   if (fields?.jitter === undefined) merged.jitter = scaledJitter(base, merged.initialDelayMs);
+  // The preset's cap is a default: it follows a larger start of the caller's, as retry()'s does.
+  if (maxDelayMs === undefined && explicitMax === undefined) {
+    merged.maxDelayMs = defaultCap(base.maxDelayMs, merged.initialDelayMs, fields?.jitter);
+  }
   return freezeBackoff(merged);
 }
 

@@ -36,18 +36,26 @@ export function suggest<T extends string>(
   return best;
 }
 
-/** Levenshtein distance with one rolling row; the names here are a few dozen characters. */
+/**
+ * Edit distance counting two swapped neighbours as one edit (optimal string alignment): "bukcet"
+ * is one slip from "bucket", and must not lose to "budget", two substitutions away. Two rolling
+ * rows and the one before them; the names here are a few dozen characters.
+ */
 function editDistance(a: string, b: string): number {
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
+      let best = Math.min(
         (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
         (previous[j] as number) + 1,
         (current[j - 1] as number) + 1,
       );
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] as number) + 1);
+      current[j] = best;
     }
+    before = previous;
     previous = current;
   }
   return previous[b.length] as number;

@@ -264,7 +264,7 @@ describe('per-request options', () => {
       new TypeError('axios request: config.tenacious must be an options object or false, got null'),
     );
     await expect(api.get(server.url, { tenacious: { maxAtempts: 2 } as never })).rejects.toThrow(
-      /^axios request: unknown option "maxAtempts" in config\.tenacious \(known: backoff, /,
+      'axios request: unknown option "maxAtempts" in config.tenacious (did you mean "maxAttempts"?)',
     );
     expect(server.requests).toHaveLength(0);
   });
@@ -294,7 +294,9 @@ describe('options checked when attaching', () => {
       new RangeError('attachRetry: options.maxRetryAfterMs must be a number >= 0 (Infinity for none), got -1'),
     );
     expect(() => attachRetry(api, { maxRetryAfterMs: '5' as never })).toThrow(RangeError);
-    expect(() => attachRetry(api, { maxAtempts: 3 } as never)).toThrow(/^attachRetry: unknown option "maxAtempts" \(known: backoff, /);
+    expect(() => attachRetry(api, { maxAtempts: 3 } as never)).toThrow(
+      new TypeError('attachRetry: unknown option "maxAtempts" (did you mean "maxAttempts"?)'),
+    );
     expect(() => attachRetry(api, [] as never)).toThrow(new TypeError('attachRetry: options must be a plain object, got []'));
   });
 

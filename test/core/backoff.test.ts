@@ -233,9 +233,9 @@ describe('computeDelay: additive jitter kept after the cap ({ additiveMs, afterC
   it('is accepted and used by retry() options validation', async () => {
     const { retry } = await import('../../src/index.js');
     await expect(retry(async () => 'ok', { backoff: { jitter: { additiveMs: 1000, afterCap: true } } })).resolves.toBe('ok');
-    expect(() => retry(async () => 'ok', { backoff: { jitter: { additiveMs: 50_000, afterCap: true } } })).toThrow(
-      /options\.backoff\.jitter\.additiveMs must be <= maxDelayMs \(32000\) with afterCap, got 50000/,
-    );
+    await expect(
+      retry(async () => 'ok', { backoff: { maxDelayMs: 32_000, jitter: { additiveMs: 50_000, afterCap: true } } }),
+    ).rejects.toThrow(/options\.backoff\.jitter\.additiveMs must be <= maxDelayMs \(32000\) with afterCap, got 50000/);
   });
 });
 
@@ -247,12 +247,12 @@ describe('regressions of issue 12: a backoff is read as written', () => {
     const { iam } = await import('../../src/google/index.js');
     const misspelled = { additiveMs: 1000, afterCapp: true } as unknown as Jitter;
     expect(() => computeDelay(0, { ...google, jitter: misspelled })).toThrow(
-      new TypeError('computeDelay: unknown option "afterCapp" in policy.jitter (known: additiveMs, afterCap)'),
+      new TypeError('computeDelay: unknown option "afterCapp" in policy.jitter (did you mean "afterCap"?)'),
     );
-    expect(() => retry(async () => 1, { backoff: { jitter: misspelled } })).toThrow(
-      new TypeError('retry: unknown option "afterCapp" in options.backoff.jitter (known: additiveMs, afterCap)'),
+    await expect(retry(async () => 1, { backoff: { jitter: misspelled } })).rejects.toThrow(
+      new TypeError('retry: unknown option "afterCapp" in options.backoff.jitter (did you mean "afterCap"?)'),
     );
-    expect(() => retry(async () => 1, { ...iam(), backoff: { ...iam().backoff, jitter: misspelled } })).toThrow(
+    await expect(retry(async () => 1, { ...iam(), backoff: { ...iam().backoff, jitter: misspelled } })).rejects.toThrow(
       /^retry: unknown option "afterCapp" in options\.backoff\.jitter/,
     );
     expect(() => iam({ backoff: { jitter: misspelled } })).toThrow(/^iam: unknown option "afterCapp" in options\.backoff\.jitter/);
@@ -310,9 +310,12 @@ describe('computeDelay: edge cases', () => {
 describe('readBackoffPolicy', () => {
   const valid: BackoffPolicy = { initialDelayMs: 100, multiplier: 2, maxDelayMs: 1000, jitter: 'full' };
 
-  it('names the known fields for an unknown one', () => {
+  it('names the closest known field for an unknown one, else the known ones', () => {
     expect(() => readBackoffPolicy({ ...valid, initialDelay: 5 }, 'make', 'options.backoff')).toThrow(
-      new TypeError('make: unknown option "initialDelay" in options.backoff (known: initialDelayMs, multiplier, maxDelayMs, jitter)'),
+      new TypeError('make: unknown option "initialDelay" in options.backoff (did you mean "initialDelayMs"?)'),
+    );
+    expect(() => readBackoffPolicy({ ...valid, base: 5 }, 'make', 'options.backoff')).toThrow(
+      new TypeError('make: unknown option "base" in options.backoff (known: initialDelayMs, multiplier, maxDelayMs, jitter)'),
     );
   });
 
@@ -428,5 +431,74 @@ describe("computeDelay: jitter 'decorrelated' (AWS), with the previous wait as 4
   it('checks the draw of the rng like every jitter', () => {
     const policy: BackoffPolicy = { initialDelayMs: 1000, multiplier: 2, maxDelayMs: 32_000, jitter: 'decorrelated' };
     expect(() => computeDelay(0, policy, () => 2)).toThrow(/computeDelay: rng must return a number in \[0, 1\], got 2/);
+  });
+});
+
+describe('a default cap follows a larger start (issue 35)', () => {
+  it('regression: backoff { initialDelayMs: 60_000 } alone is read with a cap of 60 s, not refused under the default 32 s', async () => {
+    const { withRetry } = await import('../../src/index.js');
+    expect(readBackoffPolicy({ initialDelayMs: 60_000 }, 'retry', 'options.backoff', DEFAULT_BACKOFF)).toEqual({
+      initialDelayMs: 60_000,
+      multiplier: 2,
+      maxDelayMs: 60_000,
+      jitter: 'full',
+    });
+    // withRetry() reads its options when it wraps: nothing is refused there either.
+    expect(withRetry(async () => 1, { backoff: { initialDelayMs: 60_000, jitter: 'none' } })).toBeTypeOf('function');
+  });
+
+  it('a cap the caller set is kept, and still refused under the start', () => {
+    expect(readBackoffPolicy({ initialDelayMs: 60_000, maxDelayMs: 90_000 }, 'retry', 'options.backoff', DEFAULT_BACKOFF).maxDelayMs).toBe(
+      90_000,
+    );
+    expect(readBackoffPolicy({ initialDelayMs: 500 }, 'retry', 'options.backoff', DEFAULT_BACKOFF).maxDelayMs).toBe(32_000);
+    expect(() => readBackoffPolicy({ initialDelayMs: 60_000, maxDelayMs: 32_000 }, 'retry', 'options.backoff', DEFAULT_BACKOFF)).toThrow(
+      new RangeError('retry: options.backoff.maxDelayMs must be a finite number >= initialDelayMs (60000), got 32000'),
+    );
+    // Without defaults (computeDelay's policy), every field is the caller's: nothing to follow.
+    expect(() => readBackoffPolicy({ initialDelayMs: 60_000, multiplier: 2, jitter: 'full' }, 'computeDelay', 'policy')).toThrow(
+      /^computeDelay: policy\.maxDelayMs must be a finite number >= initialDelayMs, got undefined$/,
+    );
+  });
+
+  it('an after-cap jitter the caller set lifts the default cap as far as its random part', () => {
+    const read = readBackoffPolicy({ jitter: { additiveMs: 40_000, afterCap: true } }, 'retry', 'options.backoff', DEFAULT_BACKOFF);
+    expect(read.maxDelayMs).toBe(40_000);
+    expect(() =>
+      readBackoffPolicy(
+        { maxDelayMs: 32_000, jitter: { additiveMs: 40_000, afterCap: true } },
+        'retry',
+        'options.backoff',
+        DEFAULT_BACKOFF,
+      ),
+    ).toThrow(new RangeError('retry: options.backoff.jitter.additiveMs must be <= maxDelayMs (32000) with afterCap, got 40000'));
+  });
+
+  it('property: for any initialDelayMs the caller sets and a maxDelayMs left out, no error, and maxDelayMs >= initialDelayMs', () => {
+    const jitter = fc.option(
+      fc.oneof(
+        fc.constantFrom<Jitter>('none', 'full', 'equal', 'decorrelated'),
+        fc.record({ additiveMs: fc.double({ min: 0, max: 1e9, noNaN: true }), afterCap: fc.boolean() }),
+      ),
+      { nil: undefined },
+    );
+    const start = fc.double({ min: Number.MIN_VALUE, max: 1e12, noNaN: true });
+    fc.assert(
+      fc.property(
+        start,
+        fc.option(fc.double({ min: 1, max: 10, noNaN: true }), { nil: undefined }),
+        jitter,
+        (initialDelayMs, multiplier, j) => {
+          const read = readBackoffPolicy({ initialDelayMs, multiplier, jitter: j }, 'retry', 'options.backoff', DEFAULT_BACKOFF);
+          expect(read.maxDelayMs).toBeGreaterThanOrEqual(initialDelayMs);
+          expect(read.maxDelayMs).toBe(Math.max(32_000, initialDelayMs, typeof j === 'object' && j.afterCap === true ? j.additiveMs : 0));
+          for (const attempt of [0, 1, 30]) {
+            const delay = computeDelay(attempt, read, () => 0.5, initialDelayMs);
+            expect(delay).toBeGreaterThanOrEqual(0);
+            expect(delay).toBeLessThanOrEqual(read.maxDelayMs);
+          }
+        },
+      ),
+    );
   });
 });

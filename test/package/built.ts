@@ -27,7 +27,10 @@ export const ENTRIES = [
   { specifier: 'tenacious/testing', source: 'src/testing/index.ts', dist: 'testing' },
 ] as const;
 
-/** What an entry may import from outside the package: `tenacious/otel`, its optional peer dependency. */
+/**
+ * What an entry may import from outside the package: its optional peer dependency (`tenacious/otel`
+ * at load, `tenacious/axios` at its first request; the other adapters use their peers' types only).
+ */
 export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonly string[]> = {
   tenacious: [],
   'tenacious/fetch': [],

@@ -11,6 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brokenLinksOf } from '../helpers/doc-links.js';
 import { ENTRIES, ENTRY_FILES, PEER_IMPORTS, ROOT, assertBuilt, bin, run } from './built.js';
 
+/**
+ * The entries that cannot load without their optional peer dependency, and that peer: each one
+ * fails with an error that names the peer and its install command. Every other entry loads
+ * without any (tenacious/axios takes axios at its first request).
+ */
+const PEER_TO_LOAD: Record<string, string> = { 'tenacious/otel': '@opentelemetry/api' };
+
+/** The message of an entry that cannot load its optional peer: src/util/peer.ts's. */
+const peerMissing = (entry: string, peer: string): string =>
+  `${entry} needs ${peer}, an optional peer dependency, and could not load it: npm install ${peer}`;
+
 let tmp: string;
 let tarball: string;
 let packed: string[];
@@ -157,8 +168,8 @@ describe('importing the installed package by name', () => {
   });
 
   // Each entry as its own module system finds it, and what it exports: exactly its source's names.
-  // LOAD(specifier) imports or requires one entry; an entry whose optional peer dependency the
-  // consumer lacks fails with the module system's own not-found code, which is recorded instead.
+  // LOAD(specifier) imports or requires one entry; an entry that cannot load without the optional
+  // peer dependency the consumer lacks fails, and its message is recorded instead.
   const SUBPATH_BODY = `
 (async () => {
   const loaded = {}, missing = {}, ENTRIES = {};
@@ -167,7 +178,7 @@ describe('importing the installed package by name', () => {
       ENTRIES[specifier] = await LOAD(specifier);
       loaded[specifier] = { resolved: RESOLVE(specifier), exports: Object.keys(ENTRIES[specifier]).sort() };
     } catch (error) {
-      missing[specifier] = error.code;
+      missing[specifier] = error.message;
     }
   }
   const main = ENTRIES.tenacious, fetchEntry = ENTRIES['tenacious/fetch'], google = ENTRIES['tenacious/google'];
@@ -190,10 +201,10 @@ describe('importing the installed package by name', () => {
 
   /**
    * The consumer has none of the optional peer dependencies (installing tenacious installs
-   * nothing else): every entry that imports none loads and works, and every entry that imports
-   * one fails to load with the module system's own not-found error (`notFound`).
+   * nothing else): every entry loads and works but tenacious/otel, which fails to load with the
+   * error naming its peer and the install command (see 'a project without the optional peers').
    */
-  async function expectSubpaths(stdout: string, extension: string, notFound: string): Promise<void> {
+  async function expectSubpaths(stdout: string, extension: string): Promise<void> {
     const report = JSON.parse(stdout) as {
       loaded: Record<string, { resolved: string; exports: string[] }>;
       missing: Record<string, string>;
@@ -201,9 +212,10 @@ describe('importing the installed package by name', () => {
       shared: boolean[];
       mainHasNoSubpathNames: string[];
     };
-    const needsPeer = ENTRIES.filter(({ specifier }) => PEER_IMPORTS[specifier].length > 0).map(({ specifier }) => specifier);
-    expect(needsPeer).toContain('tenacious/otel');
-    expect(report.missing).toEqual(Object.fromEntries(needsPeer.map((specifier) => [specifier, notFound])));
+    const needsPeer = Object.keys(PEER_TO_LOAD);
+    expect(report.missing).toEqual(
+      Object.fromEntries(Object.entries(PEER_TO_LOAD).map(([specifier, peer]) => [specifier, peerMissing(specifier, peer)])),
+    );
     for (const { specifier, source, dist } of ENTRIES.filter((entry) => !needsPeer.includes(entry.specifier))) {
       expect(report.loaded[specifier]?.resolved, specifier).toMatch(
         new RegExp(`/consumer/node_modules/tenacious/dist/${dist}\\.${extension}$`),
@@ -224,7 +236,7 @@ describe('importing the installed package by name', () => {
     ].join('\n');
     await writeFile(join(consumer, 'subpaths.mjs'), script);
     const { stdout } = await run(process.execPath, ['subpaths.mjs'], { cwd: consumer });
-    await expectSubpaths(stdout, 'js', 'ERR_MODULE_NOT_FOUND');
+    await expectSubpaths(stdout, 'js');
   });
 
   it('as CJS: each subpath requires its own file of dist/, and they share one copy of the engine and the errors', async () => {
@@ -236,7 +248,7 @@ describe('importing the installed package by name', () => {
     ].join('\n');
     await writeFile(join(consumer, 'subpaths.cjs'), script);
     const { stdout } = await run(process.execPath, ['subpaths.cjs'], { cwd: consumer });
-    await expectSubpaths(stdout, 'cjs', 'MODULE_NOT_FOUND');
+    await expectSubpaths(stdout, 'cjs');
   });
 
   it('type-checks from an ES module and from a CommonJS module, declarations included', async () => {
@@ -299,5 +311,72 @@ describe('importing the installed package by name', () => {
       ].join('\n'),
     );
     await run(bin('tsc'), ['-p', 'tsconfig.json'], { cwd: consumer });
+  });
+});
+
+describe('a project without the optional peers (no axios, undici, grpc-js, OpenTelemetry API or TanStack Query)', () => {
+  const ADAPTERS = ENTRIES.filter(({ specifier }) => PEER_IMPORTS[specifier].length > 0 || /undici|grpc|tanstack/.test(specifier));
+
+  // Each adapter entry on its own, in a fresh process, so one entry's failure cannot hide another's.
+  // tenacious/axios loads; a request where axios cannot be loaded then fails naming it: tried with
+  // the least of an axios instance (its request interceptors) and the request's own adapter.
+  const BODY = `
+(async () => {
+  const report = {};
+  for (const specifier of SPECIFIERS) {
+    try {
+      const entry = await LOAD(specifier);
+      report[specifier] = { loaded: Object.keys(entry).sort() };
+    } catch (error) {
+      report[specifier] = { failed: error.message, cause: String(error.cause && (error.cause.code || error.cause.message)) };
+    }
+  }
+  const { attachRetry } = await LOAD('tenacious/axios');
+  let interceptor;
+  const instance = Object.assign(() => undefined, { interceptors: { request: { use: (fn) => { interceptor = fn; return 0; }, eject() {} } } });
+  attachRetry(instance, { maxAttempts: 1 });
+  const config = interceptor({ method: 'get', url: 'https://api.example/', headers: {}, adapter: async () => ({ status: 200 }) });
+  report.axiosRequest = await config.adapter(config).then(() => 'sent', (error) => error.message);
+  console.log(JSON.stringify(report));
+})().catch((error) => { console.error(error); process.exitCode = 1; });
+`;
+
+  async function expectAdapters(stdout: string): Promise<void> {
+    const report = JSON.parse(stdout) as Record<string, { loaded?: string[]; failed?: string; cause?: string }> & { axiosRequest: string };
+    for (const { specifier, source } of ADAPTERS) {
+      const peer = PEER_TO_LOAD[specifier];
+      if (peer === undefined) {
+        expect(report[specifier], specifier).toEqual({ loaded: Object.keys(await import(join(ROOT, source))).sort() });
+      } else {
+        // Named: the entry, the peer, the command; the module system's not-found error is its cause.
+        expect(report[specifier]?.failed, specifier).toBe(peerMissing(specifier, peer));
+        expect(report[specifier]?.cause, specifier).toMatch(/MODULE_NOT_FOUND/);
+      }
+    }
+    expect(report.axiosRequest).toBe(peerMissing('tenacious/axios', 'axios'));
+  }
+
+  const specifiers = `const SPECIFIERS = ${JSON.stringify(ADAPTERS.map(({ specifier }) => specifier))};`;
+
+  it('covers every adapter entry', () => {
+    expect(ADAPTERS.map(({ specifier }) => specifier).sort()).toEqual([
+      'tenacious/axios',
+      'tenacious/grpc',
+      'tenacious/otel',
+      'tenacious/tanstack-query',
+      'tenacious/undici',
+    ]);
+  });
+
+  it('as ESM: each adapter entry loads, or fails naming its optional peer and the install command', async () => {
+    await writeFile(join(consumer, 'adapters.mjs'), [specifiers, 'const LOAD = (specifier) => import(specifier);', BODY].join('\n'));
+    const { stdout } = await run(process.execPath, ['adapters.mjs'], { cwd: consumer });
+    await expectAdapters(stdout);
+  });
+
+  it('as CJS: each adapter entry is required, or fails naming its optional peer and the install command', async () => {
+    await writeFile(join(consumer, 'adapters.cjs'), [specifiers, 'const LOAD = async (specifier) => require(specifier);', BODY].join('\n'));
+    const { stdout } = await run(process.execPath, ['adapters.cjs'], { cwd: consumer });
+    await expectAdapters(stdout);
   });
 });

@@ -71,3 +71,61 @@ describe('the documentation pages', () => {
     expect(results.flatMap(({ broken }) => broken)).toEqual([]);
   });
 });
+
+describe('README.md: "Why this one"', () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const lines = readme.split('\n');
+  const start = lines.indexOf('## Why this one');
+  const end = lines.findIndex((line, i) => i > start && /^#{1,2} /.test(line));
+  const bullets = lines
+    .slice(start, end)
+    .join('\n')
+    .split(/\n(?=- \*\*)/)
+    .slice(1);
+
+  it('is within the first 100 lines, whole', () => {
+    expect(start).toBeGreaterThan(0);
+    expect(end).toBeGreaterThan(start);
+    expect(end).toBeLessThanOrEqual(100);
+  });
+
+  it('names each library a reader may be choosing between', () => {
+    const section = bullets.join('\n');
+    for (const name of ['p-retry', 'cockatiel', 'axios-retry', 'RetryAgent', 'got', 'ky', 'Polly', 'resilience4j']) {
+      expect(section, name).toMatch(new RegExp(`\\b${name}\\b`));
+    }
+  });
+
+  it('backs each claim with a link into this repository, to a file and heading that exist; the tests it names exist', () => {
+    expect(bullets.length).toBeGreaterThanOrEqual(7);
+    for (const bullet of bullets) {
+      // A link the installed package resolves too: a page it ships, or a heading of the README.
+      const links = [...bullet.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string).filter((target) => !/^[a-z]+:/.test(target));
+      expect(links.length, bullet).toBeGreaterThan(0);
+      for (const target of links) {
+        const [path = '', fragment] = target.split('#');
+        const file = join(ROOT, path === '' ? 'README.md' : path);
+        expect(existsSync(file), target).toBe(true);
+        if (fragment !== undefined) {
+          const headings = [...readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1] as string));
+          expect(headings, target).toContain(fragment);
+        }
+      }
+      for (const [, named] of bullet.matchAll(/`(test\/[^`]+)`/g)) expect(existsSync(join(ROOT, named as string)), named).toBe(true);
+    }
+  });
+});
+
+describe('README.md: the comparison table', () => {
+  it("names every jitter retry() takes in tenacious's Jitter cell ('decorrelated' was missing)", async () => {
+    const { BACKOFF_RULES } = await import('../../src/core/backoff.js');
+    const names = [...(BACKOFF_RULES.jitter?.rule ?? '').matchAll(/'(\w+)'/g)].map((m) => m[1] as string);
+    expect(names).toEqual(['none', 'full', 'equal', 'decorrelated']);
+    const row = buildReadme()
+      .split('\n')
+      .find((line) => line.startsWith('| Jitter |'));
+    const cell = row?.split('|')[2] ?? '';
+    for (const name of names) expect(cell, name).toContain(`'${name}'`);
+    expect(cell).toContain('{ additiveMs }');
+  });
+});

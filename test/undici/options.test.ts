@@ -18,10 +18,11 @@ describe('bad options fail when the interceptor is made, naming it', () => {
     );
   });
 
-  it('an unknown option lists the known ones', () => {
+  it('an unknown option: the closest known one, else the known ones', () => {
     expect(make({ maxAttempt: 3 })).toThrow(
-      /^tenaciousInterceptor: unknown option "maxAttempt" \(known: .*maxAttempts.*maxRetryAfterMs.*\)$/,
+      new TypeError('tenaciousInterceptor: unknown option "maxAttempt" (did you mean "maxAttempts"?)'),
     );
+    expect(make({ tries: 3 })).toThrow(/^tenaciousInterceptor: unknown option "tries" \(known: .*maxAttempts.*maxRetryAfterMs.*\)$/);
   });
 
   it.each([

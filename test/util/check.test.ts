@@ -250,6 +250,8 @@ group('an unknown option: the closest known one, else the list', () => {
       new TypeError('make: unknown option "retries" (known: maxAttempts, deadlineMs, size)'),
     );
     // A short name is corrected by one edit at most: "sx" is not "size".
-    expect(() => checkOptions('make', { sx: 3 }, rules)).toThrow(new TypeError('make: unknown option "sx" (known: maxAttempts, deadlineMs, size)'));
+    expect(() => checkOptions('make', { sx: 3 }, rules)).toThrow(
+      new TypeError('make: unknown option "sx" (known: maxAttempts, deadlineMs, size)'),
+    );
   });
 });
