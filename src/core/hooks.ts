@@ -9,15 +9,19 @@ import type { CallEvent, GiveUpReason, RetryEvent } from '../types.js';
 import { ignore } from './context.js';
 import type { RetryConfig } from './options.js';
 
-/** Calls `hook` with `event`, isolated from the loop. */
-export function callHook<E>(hook: (event: E) => unknown, event: E): void {
+/**
+ * Calls `hook` with `event`, isolated from the loop. Returns, for a hook that returned something
+ * (an async hook's promise), a promise that fulfils once that settled, either way.
+ */
+export function callHook<E>(hook: (event: E) => unknown, event: E): Promise<unknown> | undefined {
   try {
     const returned = hook(event);
     // Stryker disable next-line ConditionalExpression: equivalent when true (Promise.resolve(undefined) has no rejection to ignore); false is the EqualityOperator mutant's case, still tested
-    if (returned !== undefined) Promise.resolve(returned).then(undefined, ignore);
+    if (returned !== undefined) return Promise.resolve(returned).then(undefined, ignore);
   } catch {
     // See the module comment.
   }
+  return undefined;
 }
 
 /** Tells the call's event stream, if it has one, of `event`. */
@@ -27,14 +31,18 @@ export function emit(config: RetryConfig, event: CallEvent): void {
   if (onEvent !== undefined) callHook(onEvent, event);
 }
 
-/** Tells `onRetry` and the event stream that the call now waits `event.delayMs`, set by `source`. */
-export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'backoff' | 'server'): void {
-  callHook(config.onRetry, event);
+/**
+ * Tells `onRetry` and the event stream that the call now waits `event.delayMs`, set by `source`.
+ * Returns what settles when an async `onRetry` has: the next attempt waits for it too.
+ */
+export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'backoff' | 'server'): Promise<unknown> | undefined {
+  const held = callHook(config.onRetry, event);
   const { onEvent } = config;
-  // Stryker disable next-line ConditionalExpression: equivalent when false (callHook swallows the TypeError of calling undefined); true is the EqualityOperator mutant's case, still tested
-  if (onEvent === undefined) return;
-  const { attempt, error, delayMs, elapsedMs } = event;
-  callHook(onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
+  if (onEvent !== undefined) {
+    const { attempt, error, delayMs, elapsedMs } = event;
+    callHook(onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
+  }
+  return held;
 }
 
 /** Tells `onSuccess` and the event stream, if given, that the call resolved with `value` after `attempts` attempts. */

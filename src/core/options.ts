@@ -53,7 +53,7 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly idempotent: boolean | ((error: unknown, ctx: AttemptContext) => boolean);
   readonly retryOnResult: ((value: unknown, ctx: AttemptContext) => boolean) | undefined;
   readonly signal: AbortSignal | undefined;
-  readonly onRetry: (event: RetryEvent) => void;
+  readonly onRetry: (event: RetryEvent) => unknown;
   /** undefined when not given: the success path then reads no clock and makes no event. */
   readonly onSuccess: ((event: SuccessEvent) => unknown) | undefined;
   readonly onGiveUp: ((event: GiveUpEvent) => unknown) | undefined;
@@ -226,7 +226,7 @@ function makeConfig(
   idempotent: RetryConfig['idempotent'],
   retryOnResult: RetryConfig['retryOnResult'],
   signal: AbortSignal | undefined,
-  onRetry: (event: RetryEvent) => void,
+  onRetry: (event: RetryEvent) => unknown,
   onSuccess: RetryConfig['onSuccess'],
   onGiveUp: RetryConfig['onGiveUp'],
   onEvent: RetryConfig['onEvent'],

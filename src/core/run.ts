@@ -13,7 +13,7 @@ import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-wa
 import { steadyNow } from '../runtime/clock.js';
 import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
-import { Runs } from './runs.js';
+import { HOOK_AWAITED, HOOK_RUNNING, NO_HOOK, Runs } from './runs.js';
 import { timeoutOf } from './schedule.js';
 import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
@@ -187,11 +187,45 @@ export class Run<T> implements Timed, AbortWatcher {
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
   onDue(t: number): void {
     try {
-      if (this.#phase === SLEEPING) this.#attemptAt(t, t);
+      if (this.#phase === SLEEPING) this.#wake(t);
       else this.#attemptOverran(t); // a settled call is unqueued: an attempt is running
     } catch (error) {
       this.#fail(error, 'not-retryable'); // the call's own code threw: that call settles, no other
     }
+  }
+
+  /**
+   * A wait ended at `t`. An async `onRetry` still running holds the next attempt until it
+   * settles (a token refreshed, a connection reopened: what p-retry's `onFailedAttempt` is
+   * awaited for), as long as the deadline allows: the deadline is queued, and it ends the call.
+   */
+  #wake(t: number): void {
+    const runs = this.#more;
+    const deadlineAt = this.#runStart() + this.#config.deadlineMs;
+    if (runs?.hook === HOOK_RUNNING && t < deadlineAt) {
+      runs.hook = HOOK_AWAITED;
+      return schedule(this, deadlineAt);
+    }
+    this.#attemptAt(t, t);
+  }
+
+  /** An async `onRetry` is running while the call waits: the next attempt waits for it too (see `#wake`). */
+  #holdFor(hook: Promise<unknown>): void {
+    const runs = this.runs();
+    runs.hook = HOOK_RUNNING;
+    hook.then(() => {
+      const awaited = runs.hook === HOOK_AWAITED;
+      runs.hook = NO_HOOK;
+      // Settled during the wait: the wait's own timer starts the attempt. Settled past the deadline, or aborted: nothing to do.
+      if (!awaited || this.#phase !== SLEEPING) return;
+      unschedule(this);
+      const t = steadyNow();
+      try {
+        this.#attemptAt(t, t);
+      } catch (error) {
+        this.#fail(error, 'not-retryable'); // the call's own code threw (a throttle, a gate)
+      }
+    });
   }
 
   /** At `t`, the next attempt is due at `startAt` (now, or after a gate's pause); at or past the deadline (a timer can fire late), it gives up now. */
@@ -245,10 +279,10 @@ export class Run<T> implements Timed, AbortWatcher {
     if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
     if (this.#settled()) return; // the policies aborted the caller's signal (judge may have said `settled`)
     const { delayMs, source } = judgement as Extract<Judgement, { action: 'wait' }>;
-    reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
+    const hook = reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
     if (this.#settled()) return;
-    this.#phase = SLEEPING;
     schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
+    if (hook !== undefined) this.#holdFor(hook);
   }
 
   #succeed(value: T): void {

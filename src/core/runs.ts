@@ -9,6 +9,15 @@ import type { RetryConfig } from './options.js';
 import type { Progress } from './decide.js';
 import { randomId } from '../runtime/random-id.js';
 
+/** No async `onRetry` holds the next attempt. */
+export const NO_HOOK = 0;
+/** An async `onRetry` runs while the call waits its backoff. */
+export const HOOK_RUNNING = 1;
+/** The backoff is over; the call waits for the async `onRetry` alone (up to the deadline). */
+export const HOOK_AWAITED = 2;
+/** Where an async `onRetry` stands (see `Runs.hook`). */
+export type HookState = typeof NO_HOOK | typeof HOOK_RUNNING | typeof HOOK_AWAITED;
+
 /** The runs of one call. */
 export class Runs {
   /** Attempts made before the current run began. */
@@ -21,6 +30,11 @@ export class Runs {
   uncounted = 0;
   /** The waits of this run that `instant()` skipped: they count as time passed for the deadline. */
   skippedMs = 0;
+  /**
+   * An async `onRetry` the next attempt waits for: `HOOK_RUNNING` while it runs during the wait,
+   * `HOOK_AWAITED` once the wait is over and the call waits for it alone; `NO_HOOK` otherwise.
+   */
+  hook: HookState = NO_HOOK;
 
   #invocationId: string | undefined = undefined;
 

@@ -14,7 +14,8 @@ import {
   retry,
   withRetry,
 } from '../../src/index.js';
-import { noJitter, script as scripted } from '../helpers/attempts.js';
+import { instant } from '../../src/testing/index.js';
+import { constant, noJitter, script as scripted } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
@@ -65,6 +66,97 @@ describe('onRetry', () => {
     await clock.tickAsync(1000);
     expect(p.value).toBe('ok');
     expect(hooks).toBe(1);
+  });
+});
+
+// p-retry's onFailedAttempt and axios-retry's onRetry are awaited: callers refresh a token or a
+// connection there before the next attempt. An async onRetry holds the next attempt the same way,
+// alongside the backoff, within the deadline and the signal (issue 35, item 3).
+describe('an async onRetry holds the next attempt until it settles', () => {
+  /** An onRetry that settles `ms` after it is called (rejecting when `fails`), noting when it is. */
+  const slowHook =
+    (ms: number, calls: number[], fails = false) =>
+    () =>
+      new Promise<void>((resolve, reject) => {
+        calls.push(clock.now);
+        setTimeout(() => (fails ? reject(new Error('refresh failed')) : resolve()), ms);
+      });
+
+  it('longer than the backoff: the next attempt goes when the hook settles', async () => {
+    const hooks: number[] = [];
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return sent.length < 3 ? Promise.reject(httpError(503)) : Promise.resolve('ok');
+    };
+    const p = track(retry(fn, { backoff: constant(100), onRetry: slowHook(500, hooks) }));
+    await clock.tickAsync(2000);
+    expect(p.value).toBe('ok');
+    expect(hooks).toEqual([0, 500]);
+    expect(sent).toEqual([0, 500, 1000]);
+  });
+
+  it('shorter than the backoff: the backoff alone decides (they run side by side)', async () => {
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return sent.length < 2 ? Promise.reject(httpError(503)) : Promise.resolve('ok');
+    };
+    const p = track(retry(fn, { backoff: constant(100), onRetry: slowHook(30, []) }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(sent).toEqual([0, 100]);
+  });
+
+  it('one that rejects is ignored once it has settled: the attempt goes then', async () => {
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return sent.length < 2 ? Promise.reject(httpError(503)) : Promise.resolve('ok');
+    };
+    const p = track(retry(fn, { backoff: constant(100), onRetry: slowHook(400, [], true) }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(sent).toEqual([0, 400]);
+  });
+
+  it('the deadline ends a call whose hook is still running, with RetryError "deadline"', async () => {
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return Promise.reject(httpError(503));
+    };
+    const p = track(retry(fn, { backoff: constant(100), deadlineMs: 1000, onRetry: () => new Promise<void>(() => {}) }));
+    await clock.tickAsync(999);
+    expect(p.state).toBe('pending');
+    await clock.tickAsync(1);
+    expect(p.error).toBeInstanceOf(RetryError);
+    expect(p.error).toMatchObject({ reason: 'deadline', attempts: 1, elapsedMs: 1000 });
+    expect(sent).toEqual([0]);
+  });
+
+  it('the caller’s signal aborts a call whose hook is still running, at once', async () => {
+    const controller = new AbortController();
+    const fn = () => Promise.reject(httpError(503));
+    const p = track(retry(fn, { backoff: constant(100), signal: controller.signal, onRetry: () => new Promise<void>(() => {}) }));
+    await clock.tickAsync(300);
+    expect(p.state).toBe('pending');
+    const reason = new Error('user left');
+    controller.abort(reason);
+    await clock.tickAsync(0);
+    expect(p.error).toBe(reason);
+  });
+
+  it('instant() (the testing kit) waits for it too', async () => {
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return sent.length < 2 ? Promise.reject(httpError(503)) : Promise.resolve('ok');
+    };
+    const p = track(retry(fn, instant({ backoff: constant(100), onRetry: slowHook(250, []) })));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(sent).toEqual([0, 250]);
   });
 });
 
