@@ -48,6 +48,24 @@ export const INVARIANTS: readonly Invariant[] = [
     }),
   },
   {
+    name: 'onretry-awaited',
+    promise:
+      'May be async: the next attempt then waits for it as well as for the backoff (they run side by side) … the deadline ends the call, the signal aborts it; a rejection is ignored, and the attempt goes.',
+    where: 'src/types.ts, RetryOptions.onRetry; README.md, "Options" (onRetry)',
+    check: perCall((call) => {
+      const settled = call.retryHooksSettled;
+      if (settled === undefined) return [];
+      const out: string[] = [];
+      for (const [attempt, at] of settled) {
+        const next = attemptEvents(call).find((e) => (e.event as { attempt: number }).attempt === attempt + 1);
+        if (next === undefined) continue;
+        if (at === undefined || next.at < at)
+          out.push(`attempt ${attempt + 1} started at ${next.at} ms, before the onRetry of attempt ${attempt} settled (${at ?? 'never'})`);
+      }
+      return out;
+    }),
+  },
+  {
     name: 'deadline',
     promise: 'It settles no later than `deadlineMs` after `retry()` was called.',
     where: 'README.md, "What retry() promises", The deadline',

@@ -65,6 +65,8 @@ export interface CallRecord {
   readonly telemetryEvents: CallEvent[];
   telemetryAttempts: number;
   readonly retries: RetryEvent[];
+  /** When each promise an async onRetry returned settled (undefined while it runs), by the attempt it followed. */
+  readonly retryHooksSettled?: Map<number, number | undefined>;
   readonly successes: number[];
   readonly giveUps: GiveUpEvent[];
   readonly hedgeHooks: number[];

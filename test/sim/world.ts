@@ -4,6 +4,7 @@
 import {
   type AttemptContext,
   type CallEvent,
+  type RetryEvent,
   type RetryOptions,
   createAdaptiveThrottle,
   createHedger,
@@ -42,12 +43,15 @@ export function makeShared(spec: WorldSpec['fleet'], draw: () => number): Shared
   };
 }
 
+/** How long a slow hook runs: longer or shorter than the wait it runs beside, by the event's attempt. */
+const slowHookMs = (event: unknown): number => (((event as { attempt?: number }).attempt ?? 1) % 2 === 1 ? 5000 : 3);
+
 function hook<E>(kind: HookKind, h: Harness, own: Set<unknown>, record: (event: E) => void): (event: E) => unknown {
   return (event) => {
     record(event);
     if (kind === 'sync') return undefined;
     if (kind === 'async') return Promise.resolve();
-    if (kind === 'slow') return new Promise<void>((resolve) => h.later(5000, resolve));
+    if (kind === 'slow') return new Promise<void>((resolve) => h.later(slowHookMs(event), resolve));
     const error = new Error(`hook ${kind}`);
     own.add(error);
     if (kind === 'throws') throw error;
@@ -127,7 +131,20 @@ export function buildOptions(
   const needsSignal = o.signal !== undefined || o.deadlineMs === Infinity;
   const controller = needsSignal ? new AbortController() : undefined;
   if (controller) options.signal = controller.signal;
-  if (o.onRetry) options.onRetry = hook(o.onRetry, h, own, (e) => rec.retries.push(e)) as RetryOptions['onRetry'];
+  if (o.onRetry) {
+    const onRetry = hook(o.onRetry, h, own, (e: RetryEvent) => rec.retries.push(e));
+    const settled = new Map<number, number | undefined>();
+    (rec as { retryHooksSettled?: Map<number, number | undefined> }).retryHooksSettled = settled;
+    options.onRetry = ((event: RetryEvent) => {
+      const returned = onRetry(event);
+      if (returned instanceof Promise) {
+        settled.set(event.attempt, undefined);
+        const done = () => void settled.set(event.attempt, h.now());
+        returned.then(done, done);
+      }
+      return returned;
+    }) as RetryOptions['onRetry'];
+  }
   if (o.onSuccess) options.onSuccess = hook(o.onSuccess, h, own, () => rec.successes.push(h.now())) as RetryOptions['onSuccess'];
   if (o.onGiveUp) options.onGiveUp = hook(o.onGiveUp, h, own, (e) => rec.giveUps.push(e)) as RetryOptions['onGiveUp'];
   // The event stream is what most invariants read: recorded whatever the hook then does.
