@@ -1,6 +1,6 @@
 // The shape of src/ (see "Target layout" in the design): folders name layers, a module imports
 // only from its own layer or those below, no import cycle (type-only imports included), no file
-// over 300 lines, every module loads on its own, and the package's entry points (`tenacious` and
+// over 300 lines unless named with its reason, every module loads on its own, and the package's entry points (`tenacious` and
 // its subpaths: fetch, google, otel, the testing kit and the client adapters) only re-export: they
 // sit above every layer.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -136,9 +136,12 @@ describe('the layout of src/', () => {
     }
   });
 
-  it('has no file over 300 lines', () => {
+  // A file has one job; past 300 lines it is worth a look, not a split for the count's sake
+  // (a rule once moved to util/ only to keep options.ts under it). A long file is named here with
+  // why its lines belong together, and leaves the list when it is short again.
+  it('names every file over 300 lines, with why it holds together', () => {
     const lines = (file: string): number => (texts.get(file) as string).split('\n').length;
-    expect(files.filter((file) => lines(file) > 300)).toEqual([]);
+    expect(files.filter((file) => lines(file) > 300)).toEqual(Object.keys(LONG_FILES));
   });
 
   // A module that throws while loading fails every test file importing it before any of its
@@ -149,6 +152,12 @@ describe('the layout of src/', () => {
     expect(typeof exports).toBe('object');
   });
 });
+
+/** Files allowed past 300 lines, and why they are one job. */
+const LONG_FILES: Readonly<Record<string, string>> = {
+  'core/run.ts':
+    'the engine: one call as a state machine whose private fields every transition reads (attempting, sleeping, held by a pause or an async onRetry, settled)',
+};
 
 /** Whether a module's text imports retry() from the core (to call it). */
 function callsRetry(text: string): boolean {
