@@ -219,7 +219,8 @@ function readPolicy(
   const preset: CliPreset | undefined = CLI_PRESETS[presetName as CliPresetName];
   const backoff: BackoffPolicy = { ...(preset?.backoff ?? DEFAULT_BACKOFF) };
   if (initial !== undefined) backoff.initialDelayMs = initial;
-  if (max !== undefined) backoff.maxDelayMs = max;
+  // A default cap rises to the first delay given, as the library's does: it must not undercut what was set.
+  backoff.maxDelayMs = max ?? Math.max(backoff.maxDelayMs, backoff.initialDelayMs);
   // A value as the command line gave it, or the default it fell back to.
   const text = (ms: number, name: FlagName): string => {
     const flag = given.get(name);
