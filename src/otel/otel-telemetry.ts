@@ -13,6 +13,9 @@ import { errorType } from './error-type.js';
 import { type Instruments, instrumentsFor } from './instruments.js';
 import { SEND_KEY } from './resend-count.js';
 
+// Read off the namespace once: every call span uses them, and a local is found at once.
+const { context, trace, SpanKind, SpanStatusCode } = api;
+
 /**
  * Where `otelTelemetry()` sends what it records. Each defaults to the global provider
  * registered with the OpenTelemetry API (`trace.setGlobalTracerProvider`,
@@ -63,7 +66,7 @@ const DEFAULT_NAME = 'tenacious.retry';
  */
 export function otelTelemetry(options?: OtelTelemetryOptions): Telemetry {
   const o = readChecked('otelTelemetry', options === undefined ? {} : options, RULES) as OtelTelemetryOptions;
-  const tracers = o.tracerProvider ?? api.trace; // the API's global tracer follows a later registration
+  const tracers = o.tracerProvider ?? trace; // the API's global tracer follows a later registration
   const instruments = instrumentsFor(o.meterProvider);
   return (call) => {
     try {
@@ -106,8 +109,8 @@ class CallSpan implements CallTelemetry {
     readonly instruments: Instruments,
   ) {
     // The caller's context when the call is made: the call span is a child of what it runs in.
-    this.#span = tracer.startSpan(call.name ?? DEFAULT_NAME, { kind: api.SpanKind.INTERNAL, attributes: startAttributes(call) });
-    this.#context = api.trace.setSpan(api.context.active(), this.#span);
+    this.#span = tracer.startSpan(call.name ?? DEFAULT_NAME, { kind: SpanKind.INTERNAL, attributes: startAttributes(call) });
+    this.#context = trace.setSpan(context.active(), this.#span);
     const labels: Attributes = {};
     if (call.name !== undefined) labels['tenacious.operation'] = call.name;
     if (call.service !== undefined) labels['gcp.client.service'] = call.service;
@@ -115,7 +118,7 @@ class CallSpan implements CallTelemetry {
   }
 
   attempt<R>(_ctx: AttemptContext, run: () => R): R {
-    return api.context.with(this.#context.setValue(SEND_KEY, ++this.#sends), run);
+    return context.with(this.#context.setValue(SEND_KEY, ++this.#sends), run);
   }
 
   event(e: CallEvent): void {
@@ -177,7 +180,7 @@ class CallSpan implements CallTelemetry {
       span.setAttribute('error.type', type);
       labels['error.type'] = type;
       if (error instanceof Error) span.recordException(error);
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     }
     span.end();
     if (this.#recorded) return;
@@ -196,10 +199,10 @@ class CallSpan implements CallTelemetry {
   #resumed(attempt: number, error: unknown): void {
     this.#span = this.tracer.startSpan(
       this.call.name ?? DEFAULT_NAME,
-      { kind: api.SpanKind.INTERNAL, attributes: { ...startAttributes(this.call), 'tenacious.resumed': true } },
+      { kind: SpanKind.INTERNAL, attributes: { ...startAttributes(this.call), 'tenacious.resumed': true } },
       this.#context,
     );
-    this.#context = api.trace.setSpan(this.#context, this.#span);
+    this.#context = trace.setSpan(this.#context, this.#span);
     // A continuation (a part that ended whole, short of the object) broke nothing: no error to name.
     this.#span.addEvent('tenacious.resume', {
       'tenacious.attempt': attempt,
