@@ -68,6 +68,12 @@ export interface CallSpec {
   readonly startAtMs: number;
   readonly script: readonly OutcomeSpec[];
   readonly options: CallOptionsSpec;
+  /**
+   * `ctx.progress()`: fn reports it as it settles on these invocations (a few, so that a call
+   * still ends), and with `late`, the call's event listener reports it again for the attempt
+   * that just failed (too late: the engine must ignore it).
+   */
+  readonly progress?: { readonly on: readonly number[]; readonly late: boolean };
 }
 
 export interface FleetSpec {
@@ -300,6 +306,10 @@ export function worldArb(maxCalls = 20): fc.Arbitrary<WorldSpec> {
           startAtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 10_000 })),
           script: fc.array(outcomeArb, { minLength: 1, maxLength: 10 }),
           options: optionsArb(fleet),
+          progress: fc.option(fc.record({ on: fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { maxLength: 3 }), late: fc.boolean() }), {
+            nil: undefined,
+            freq: 3,
+          }),
         }),
         { minLength: 1, maxLength: maxCalls },
       ),

@@ -18,6 +18,16 @@ const sentBy = (world: WorldRecord, call: CallRecord): Sent[] => world.sent.filt
 const attemptEvents = (call: CallRecord) => call.events.filter((e) => e.event.type === 'attempt');
 const perCall = (f: (call: CallRecord, world: WorldRecord) => string[]) => (world: WorldRecord) =>
   world.calls.flatMap((call) => (call.startedAt === undefined ? [] : f(call, world).map((v) => `call ${call.index}: ${v}`)));
+/**
+ * Where the call's last run began (README, Options: "An attempt that made progress a retry keeps
+ * calls `ctx.progress()`: the limits count again from there"): the time of its last accepted
+ * `progress` event and the attempts made before that attempt, or the call's start.
+ */
+const lastRun = (call: CallRecord): { at: number; seq: number; base: number } => {
+  const progress = call.events.filter((e) => e.event.type === 'progress').at(-1);
+  if (progress === undefined) return { at: call.startedAt ?? 0, seq: -1, base: 0 };
+  return { at: progress.at, seq: progress.seq, base: (progress.event as { attempt: number }).attempt - 1 };
+};
 /** A call the driver itself ended (no deadline, still waiting at the horizon) promises nothing about its end. */
 const ended = (call: CallRecord) => call.settled !== undefined && !call.endedByHorizon;
 /** The pause the gate is in at `at`, from the holds told strictly before. */
@@ -67,13 +77,19 @@ export const INVARIANTS: readonly Invariant[] = [
   },
   {
     name: 'deadline',
-    promise: 'It settles no later than `deadlineMs` after `retry()` was called.',
-    where: 'README.md, "What retry() promises", The deadline',
+    promise:
+      'It settles no later than `deadlineMs` after `retry()` was called. (An attempt that made progress a retry keeps calls `ctx.progress()`: the limits count again from there.)',
+    where: 'README.md, "What retry() promises", The deadline; README.md, "Options"',
     check: perCall((call) => {
       const { settled, startedAt } = call;
       if (!settled || startedAt === undefined) return [];
-      const took = settled.at - startedAt;
-      return took > call.limits.deadlineMs ? [`settled ${took} ms after its start, deadline ${call.limits.deadlineMs} ms`] : [];
+      const from = lastRun(call).at;
+      const took = settled.at - from;
+      return took > call.limits.deadlineMs
+        ? [
+            `settled ${took} ms after its ${from === startedAt ? 'start' : `last progress (${from} ms)`}, deadline ${call.limits.deadlineMs} ms`,
+          ]
+        : [];
     }),
   },
   {
@@ -99,13 +115,34 @@ export const INVARIANTS: readonly Invariant[] = [
     check: perCall((call, world) => {
       const made = attemptEvents(call).length;
       const out: string[] = [];
-      if (made - call.uncounted > call.limits.maxAttempts)
-        out.push(`${made} attempts, ${call.uncounted} uncounted, maxAttempts ${call.limits.maxAttempts}`);
+      // Counted from the last progress: the attempts since, less the failures left uncounted since.
+      const run = lastRun(call);
+      const uncounted = call.uncountedSeqs?.filter((seq) => seq > run.seq).length ?? call.uncounted;
+      if (made - run.base - uncounted > call.limits.maxAttempts)
+        out.push(
+          `${made} attempts (${run.base} before the last progress), ${uncounted} uncounted since, maxAttempts ${call.limits.maxAttempts}`,
+        );
       const error = call.settled?.error;
       if (isRetryError(error) && error.attempts !== made) out.push(`RetryError.attempts ${error.attempts}, attempts made ${made}`);
       const numbers = attemptEvents(call).map((e) => (e.event as { attempt: number }).attempt);
       if (numbers.some((n, i) => n !== i + 1)) out.push(`attempt numbers ${numbers.join(',')}`);
       if (sentBy(world, call).some((s) => s.attempt > made)) out.push('a request of an attempt that had no attempt event');
+      return out;
+    }),
+  },
+  {
+    name: 'progress-while-running',
+    promise:
+      'Only the running attempt can report it: once the attempt has failed (in a hook, a predicate or `delay`), or has been abandoned, the call ignores it.',
+    where: 'src/types.ts, AttemptContext.progress',
+    check: perCall((call) => {
+      const ended = new Map<number, number>(); // attempt → seq of the event that judged it
+      const out: string[] = [];
+      for (const { seq, event } of call.events) {
+        const attempt = ((event as { attempt?: number }).attempt ?? (event as { attempts?: number }).attempts) as number;
+        if (event.type === 'retry' || event.type === 'give-up' || event.type === 'success') ended.set(attempt, seq);
+        if (event.type === 'progress' && ended.has(attempt)) out.push(`progress of attempt ${attempt} taken after that attempt was judged`);
+      }
       return out;
     }),
   },
@@ -285,8 +322,14 @@ export const INVARIANTS: readonly Invariant[] = [
       return sent.flatMap((s) => {
         if (!s.hangs || !call.settled) return [];
         const first = sent.find((t) => t.attempt === s.attempt) as Sent;
-        const limit = call.limits.timeoutOf?.(s.attempt);
-        const by = Math.min(limit === undefined ? Infinity : Math.ceil(first.at + limit), call.settled.at) + 1;
+        // Counted from the last progress: a progress of this very attempt restarts its limit, as attempt 1 of a new run.
+        const progress = call.events
+          .filter((e) => e.event.type === 'progress' && (e.event as { attempt: number }).attempt <= s.attempt)
+          .at(-1);
+        const progressAttempt = (progress?.event as { attempt: number } | undefined)?.attempt;
+        const startAt = progress !== undefined && progressAttempt === s.attempt ? Math.max(first.at, progress.at) : first.at;
+        const limit = call.limits.timeoutOf?.(s.attempt - (progressAttempt === undefined ? 0 : progressAttempt - 1));
+        const by = Math.min(limit === undefined ? Infinity : Math.ceil(startAt + limit), call.settled.at) + 1;
         return s.abortedAt === undefined || s.abortedAt > by
           ? [`attempt ${s.attempt} copy ${s.copy} hung; its signal aborted at ${s.abortedAt ?? 'never'}, due by ${by} ms`]
           : [];

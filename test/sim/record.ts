@@ -1,7 +1,7 @@
 // What a run of the simulation records: every request sent, every hook and event, every pause
 // a gate was told, every host timer armed, every unhandled rejection. The invariants read only
 // this, so a world (retry() or retryFetch) records into the same shape and shares their checks.
-import type { CallEvent, GiveUpEvent, RetryEvent } from '../../src/index.js';
+import type { AttemptContext, CallEvent, GiveUpEvent, RetryEvent } from '../../src/index.js';
 
 /** One request: one invocation of fn (a plain attempt or a hedged copy), or one fetch. */
 export interface Sent {
@@ -72,6 +72,12 @@ export interface CallRecord {
   readonly hedgeHooks: number[];
   /** countsAsAttempt answers of false. */
   uncounted: number;
+  /** When each countsAsAttempt answer of false came (a sequence number), to count them by run. */
+  readonly uncountedSeqs?: number[];
+  /** The context of the latest invocation of fn, for a late `progress()`. */
+  lastContext?: AttemptContext;
+  /** Whether the call's listener reports progress after each failure (late: to be ignored). */
+  readonly lateProgress?: boolean;
   /** Errors the call may legitimately reject with: fn's own, and what its user code threw. */
   readonly ownErrors: Set<unknown>;
   abortedAt?: number;

@@ -123,7 +123,10 @@ export function buildOptions(
     const { counts } = o.countsAsAttempt;
     options.countsAsAttempt = predicate(o.countsAsAttempt.kind, h, own, (error: unknown) => {
       const answer = counts === 'always' || (counts === 'hinted' && !hasHint(error));
-      if (!answer) rec.uncounted += 1;
+      if (!answer) {
+        rec.uncounted += 1;
+        (rec.uncountedSeqs as number[] | undefined)?.push(nextSeq(world));
+      }
       return answer;
     });
   }
@@ -150,6 +153,8 @@ export function buildOptions(
   // The event stream is what most invariants read: recorded whatever the hook then does.
   const recordEvent = (event: CallEvent): void => {
     rec.events.push({ at: h.now(), seq: nextSeq(world), event });
+    // Progress from a listener, once the attempt failed: late, and to be ignored.
+    if (event.type === 'retry' && rec.lateProgress === true) rec.lastContext?.progress();
   };
   options.onEvent = (o.onEvent ? hook(o.onEvent, h, own, recordEvent) : recordEvent) as RetryOptions['onEvent'];
   if (o.budget && shared.budget) options.budget = shared.budget;
@@ -239,7 +244,10 @@ function scriptedFn(
       own.add(stop);
       throw permanent(stop);
     }
+    rec.lastContext = ctx;
     const step = spec.script[Math.min(n, spec.script.length - 1)] as (typeof spec.script)[number];
+    // Progress a retry keeps (bytes persisted), reported as the attempt settles, before its outcome.
+    const reportsProgress = spec.progress?.on.includes(n) === true;
     const value = { call: rec.index, attempt: ctx.attempt, copy: sent.copy, notYet: step.kind === 'value' && step.notYet };
     const fail = (): Error => {
       const made = transientError(503, undefined, h.now());
@@ -248,6 +256,7 @@ function scriptedFn(
       return made.error;
     };
     const settle = (resolve: (v: unknown) => void, reject: (e: unknown) => void): void => {
+      if (reportsProgress) ctx.progress();
       sent.endedAt = h.now();
       sent.endedSeq = nextSeq(world);
       if (step.kind === 'value' || (step.kind === 'thenable' && !step.fails)) return resolve(value);
@@ -320,6 +329,8 @@ export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
         telemetryEvents: [],
         hedgeHooks: [],
         uncounted: 0,
+        uncountedSeqs: [],
+        lateProgress: call.progress?.late === true,
         telemetryAttempts: 0,
         settleCount: 0,
         signal: undefined,
@@ -363,7 +374,10 @@ export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
       });
     });
     const lastStart = Math.max(...spec.calls.map((c) => c.startAtMs));
-    const finite = spec.calls.map((c) => c.startAtMs + (c.options.deadlineMs ?? 120_000)).filter(Number.isFinite);
+    // Each progress restarts a call's deadline: it may run one more deadline per progress it reports.
+    const finite = spec.calls
+      .map((c) => c.startAtMs + (c.options.deadlineMs ?? 120_000) * (1 + (c.progress?.on.length ?? 0)))
+      .filter(Number.isFinite);
     const horizon = spec.calls.some((c) => c.options.deadlineMs === Infinity)
       ? lastStart + 3_600_000
       : Math.max(lastStart, ...finite) + 1000;
