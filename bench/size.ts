@@ -85,7 +85,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 9,800 for issue 25's testing kit (9,626 → 9,758 B, +132): the clock follows Date when a
     // virtual clock fakes timers and Date but not performance (node:test's mock.timers, ~50 B),
     // and instant()'s seam: waits decided and reported, not slept (~85 B).
-    limitBytes: 9800,
+    // 10,550 for issues 34 and 35 (9,779 → 10,432 B; +1,708 B min): "did you mean" for a misspelled option (util/suggest, +472 B min), the engine holding the next attempt for an async onRetry and keeping a pause-held first attempt's limits (run.ts +355), countsAsAttempt refused without a deadline (schedule.ts +247), the longest hint of a hedged attempt's copies (host.ts +198), refused async options handled (check.ts +188), a default cap that follows a larger first delay (backoff.ts +171), bad options reported by rejection (retry.ts +44).
+    limitBytes: 10_550,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -103,7 +104,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 13,226 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 13,741 B with issue 24's schedules, the gate and issue 23's invocation id together.
     // 13,950 for issue 25's clock fix and instant() seam (13,768 → 13,891 B).
-    limitBytes: 13_950,
+    // 14,800 for issues 34 and 35 (13,891 → 14,617 B): see the first budget; the gate's finite maxHoldMs and deadline-cut spread, hedging's gate and throttle order.
+    limitBytes: 14_800,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -118,7 +120,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 13,914 B with issue 24's schedules (before the gate and the invocation id were merged in).
     // 14,406 B with issue 24's schedules, the gate and issue 23's invocation id together.
     // 14,650 for issue 25's clock fix and instant() seam (14,441 → 14,569 B).
-    limitBytes: 14_650,
+    // 16,050 for issues 34 and 35 (14,610 → 15,845 B): Requests of another realm read by their fields (+337 B), bounded reads of bodies the library only inspects, one abort listener per attempt, the '/*' part rule, and the engine's growth (see the first budget).
+    limitBytes: 16_050,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -136,7 +139,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // readers, most of it messages that name a path in the document, and the hedging and budget
     // they return): 24,256 B.
     // 24,500 for issue 25's clock fix and instant() seam (24,274 → 24,422 B).
-    limitBytes: 24_500,
+    // 26,200 for issues 34 and 35 (25,866 B): the fetch entry's and the engine's growth (see those budgets).
+    limitBytes: 26_200,
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
@@ -145,28 +149,32 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the OpenTelemetry entry, 'tenacious/otel'",
     source: `export * from '${ENTRY}/otel';`,
     targetBytes: undefined,
-    limitBytes: 4250,
+    // 4,600 for issue 35 (4,485 B): the optional peer loaded in one place, failing with a message that names it.
+    limitBytes: 4600,
   },
   {
     // Issue 25: tenacious/testing: instant(), scriptedFetch, settle() and scheduleOf for tests of code that retries; its own entry, so no application bundles it.
     name: "the entry 'tenacious/testing'",
     source: `export * from '${ENTRY}/testing';`,
     targetBytes: undefined,
-    limitBytes: 7700,
+    // 7,950 for issues 34 and 35 (7,841 B): the engine's growth (see the first budget).
+    limitBytes: 7950,
   },
   {
     // Issue 25: tenacious/axios: attachRetry, one axios request as one call of the engine through a retrying adapter; axios itself is the application's (EXTERNAL). 11,089 B, most of it the engine it runs on.
     name: "the entry 'tenacious/axios'",
     source: `export * from '${ENTRY}/axios';`,
     targetBytes: undefined,
-    limitBytes: 11_150,
+    // 12,050 for issues 34 and 35 (11,881 B): axios imported at the first request (loads without its peer), every hint held to maxRetryAfterMs, and the engine's growth.
+    limitBytes: 12_050,
   },
   {
     // Issue 25: tenacious/tanstack-query: queryRetry, TanStack Query's retry and retryDelay from tenacious's classification, backoff and Retry-After; imports nothing of TanStack's. 4,956 B: computeDelay, the classification and the options reader.
     name: "the entry 'tenacious/tanstack-query'",
     source: `export * from '${ENTRY}/tanstack-query';`,
     targetBytes: undefined,
-    limitBytes: 5000,
+    // 5,500 for issues 34 and 35 (5,381 B): no retryDelay past 2^31-1 ms, every hint held to maxRetryAfterMs, "did you mean".
+    limitBytes: 5500,
   },
   {
     // Issue 25: tenacious/grpc: grpcRetryInterceptor, each unary call (and a server stream until
@@ -175,7 +183,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the entry 'tenacious/grpc'",
     source: `export * from '${ENTRY}/grpc';`,
     targetBytes: undefined,
-    limitBytes: 10_950,
+    // 11,800 for issues 34 and 35 (11,631 B): maxRetryAfterMs, no attempt deadline past 2^31-1 ms, and the engine's growth.
+    limitBytes: 11_800,
   },
   {
     // Issue 25: tenacious/undici: tenaciousInterceptor, each request through the dispatcher one
@@ -184,7 +193,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     name: "the entry 'tenacious/undici'",
     source: `export * from '${ENTRY}/undici';`,
     targetBytes: undefined,
-    limitBytes: 15_750,
+    // 17,200 for issues 34 and 35 (16,961 B): the fetch entry's growth (see its budget).
+    limitBytes: 17_200,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
@@ -210,7 +220,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // tenacious/tanstack-query: 32,893 B; with tenacious/grpc: 34,336 B; with tenacious/undici:
     // 35,486 B. The adapters and the kit are entries of their own: no application bundles them
     // all, and each costs an application that imports it what the table above gives.
-    limitBytes: 35_550,
+    // 37,600 for issues 34 and 35 (37,084 B): the sum of the growth above.
+    limitBytes: 37_600,
   },
 ];
 
