@@ -42,8 +42,9 @@ export function suggest<T extends string>(
  * rows and the one before them; the names here are a few dozen characters.
  */
 function editDistance(a: string, b: string): number {
-  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let before = previous; // read from the second row on, once it is the row two above
+
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
@@ -52,7 +53,8 @@ function editDistance(a: string, b: string): number {
         (previous[j] as number) + 1,
         (current[j - 1] as number) + 1,
       );
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] as number) + 1);
+      // A swap of neighbours (off either string's start, a character reads as undefined: no match).
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] as number) + 1);
       current[j] = best;
     }
     before = previous;

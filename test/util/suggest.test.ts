@@ -3,6 +3,24 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { normalizeName, suggest } from '../../src/util/suggest.js';
 
+/** Optimal string alignment distance, written plainly (the whole table): what suggest() must agree with. */
+function referenceDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      row[j] = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      }
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
 describe('suggest', () => {
   it('counts two swapped letters as one slip, so "bukcet" is "bucket", not "budget" listed first', () => {
     expect(suggest('bukcet', ['budget', 'bucket'])).toBe('bucket');
@@ -19,6 +37,18 @@ describe('suggest', () => {
     expect(suggest('sx', ['size'])).toBeUndefined();
     expect(suggest('dedline', ['deadlineMs'])).toBeUndefined();
     expect(suggest('retries', ['maxAttempts', 'deadlineMs', 'retryable'])).toBeUndefined();
+  });
+
+  it('property: suggests a candidate exactly when its distance (swaps counting one) is within the limit: one edit up to four letters, two above', () => {
+    const word = fc.stringMatching(/^[abc]{0,6}$/);
+    fc.assert(
+      fc.property(word, word, (input, candidate) => {
+        const limit = input.length <= 4 ? 1 : 2;
+        const expected = referenceDistance(input, candidate) <= limit ? candidate : undefined;
+        expect(suggest(input, [candidate], (name) => name)).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('property: a name in any case is its own suggestion, and a short one with two neighbours swapped is corrected back', () => {
