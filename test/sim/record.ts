@@ -118,6 +118,28 @@ export function newWorldRecord(): WorldRecord {
   return { calls: [], sent: [], holds: [], hugeTimers: [], unhandled: [], fleetSamples: [], direct: [], seq: 0 };
 }
 
+/** An empty record for call `index`, its limits to fill once its options are built. */
+export function newCallRecord(index: number, lateProgress = false): CallRecord {
+  return {
+    index,
+    limits: undefined as unknown as CallLimits,
+    optionKeys: [],
+    ownErrors: new Set<unknown>(),
+    retries: [],
+    successes: [],
+    giveUps: [],
+    events: [],
+    telemetryEvents: [],
+    hedgeHooks: [],
+    uncounted: 0,
+    uncountedSeqs: [],
+    lateProgress,
+    telemetryAttempts: 0,
+    settleCount: 0,
+    signal: undefined,
+  };
+}
+
 /** Bumps and returns the world's sequence number: the order of things done within one millisecond. */
 export function nextSeq(record: WorldRecord): number {
   record.seq += 1;

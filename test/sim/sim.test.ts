@@ -8,7 +8,7 @@ import { RETRY_RULES } from '../../src/core/options.js';
 import { worldArb } from './generator.js';
 import { openHarness } from './harness.js';
 import { violations } from './invariants.js';
-import { newWorldRecord } from './record.js';
+import { newCallRecord, newWorldRecord } from './record.js';
 import { simulated, simulate } from './replay.js';
 import { buildOptions, makeShared, runWorld } from './world.js';
 
@@ -23,22 +23,7 @@ describe('the simulation of retry()', () => {
       for (const world of fc.sample(worldArb(), { numRuns: 300, seed: 1 })) {
         const shared = makeShared(world.fleet, h.draw);
         for (const call of world.calls) {
-          const rec = {
-            index: 0,
-            ownErrors: new Set(),
-            retries: [],
-            successes: [],
-            giveUps: [],
-            events: [],
-            telemetryEvents: [],
-            hedgeHooks: [],
-            uncounted: 0,
-            telemetryAttempts: 0,
-            settleCount: 0,
-            optionKeys: [],
-            signal: undefined,
-          } as never;
-          for (const key of Object.keys(buildOptions(call.options, shared, h, rec, record).options)) produced.add(key);
+          for (const key of Object.keys(buildOptions(call.options, shared, h, newCallRecord(0), record).options)) produced.add(key);
         }
       }
     } finally {

@@ -18,7 +18,7 @@ import {
 import type { CallOptionsSpec, HookKind, PredicateKind, WorldSpec } from './generator.js';
 import { SyncThen, throwingThen, transientError } from './faults.js';
 import { type Harness, openHarness } from './harness.js';
-import { type CallLimits, type CallRecord, type Sent, type WorldRecord, newWorldRecord, nextSeq } from './record.js';
+import { type CallLimits, type CallRecord, type Sent, type WorldRecord, newCallRecord, newWorldRecord, nextSeq } from './record.js';
 import { readOptions } from '../../src/core/options.js';
 
 /** Requests one call may send before the driver calls it endless and stops it with a permanent error. */
@@ -317,24 +317,7 @@ export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
   const controllers: (AbortController | undefined)[] = [];
   try {
     spec.calls.forEach((call, index) => {
-      const live: CallRecord = {
-        index,
-        limits: undefined as unknown as CallLimits,
-        optionKeys: [],
-        ownErrors: new Set<unknown>(),
-        retries: [],
-        successes: [],
-        giveUps: [],
-        events: [],
-        telemetryEvents: [],
-        hedgeHooks: [],
-        uncounted: 0,
-        uncountedSeqs: [],
-        lateProgress: call.progress?.late === true,
-        telemetryAttempts: 0,
-        settleCount: 0,
-        signal: undefined,
-      };
+      const live = newCallRecord(index, call.progress?.late === true);
       const built = buildOptions(call.options, shared, h, live, world);
       live.limits = built.limits;
       live.optionKeys = Object.keys(built.options);
