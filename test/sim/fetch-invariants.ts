@@ -35,12 +35,15 @@ export const FETCH_INVARIANTS: readonly FetchInvariant[] = [
   {
     name: 'stream-sent-once',
     promise:
-      'Sent once: a `ReadableStream` body (and, in Node, an async iterable). The first attempt reads it up, so the request is never retried, not even after `ECONNREFUSED`.',
-    where: 'docs/retry-fetch.md, "Bodies"',
+      'Sent once: a `ReadableStream` body (and, in Node, an async iterable). The first attempt reads it up, so the request is never retried, not even after `ECONNREFUSED`. A `Request` is handed to fetch itself, never cloned, so its body (a stream) is sent once too.',
+    where: 'docs/retry-fetch.md, "Bodies"; README.md, "HTTP: retryFetch", Bodies',
     check: (world) =>
-      world.fetchCalls.flatMap((call, i) =>
-        call.spec.body === 'stream' && call.seen.length > 1 ? [`fetch ${i}: a stream body was sent ${call.seen.length} times`] : [],
-      ),
+      world.fetchCalls.flatMap((call, i) => {
+        const once = call.spec.body === 'stream' || (call.spec.input !== 'url' && call.spec.body !== 'none');
+        return once && call.seen.length > 1
+          ? [`fetch ${i}: a ${call.spec.input}'s ${call.spec.body} body was sent ${call.seen.length} times`]
+          : [];
+      }),
   },
   {
     name: 'not-resent',
