@@ -86,7 +86,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // virtual clock fakes timers and Date but not performance (node:test's mock.timers, ~50 B),
     // and instant()'s seam: waits decided and reported, not slept (~85 B).
     // 10,550 for issues 34 and 35 (9,779 → 10,432 B; +1,708 B min): "did you mean" for a misspelled option (util/suggest, +472 B min), the engine holding the next attempt for an async onRetry and keeping a pause-held first attempt's limits (run.ts +355), countsAsAttempt refused without a deadline (schedule.ts +247), the longest hint of a hedged attempt's copies (host.ts +198), refused async options handled (check.ts +188), a default cap that follows a larger first delay (backoff.ts +171), bad options reported by rejection (retry.ts +44).
-    limitBytes: 10_550,
+    // 10,750 for issue 34's clock seam (10,432 → 10,705 B; +970 B min): the `clock` option, one timer queue per clock (timer-queue.ts +269 B min), the engine reading its call's clock instead of a module function (run.ts +276), systemClock and the option's rule (clock.ts +253), hedging's copies on the call's clock (host.ts +87).
+    limitBytes: 10_750,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -105,7 +106,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 13,741 B with issue 24's schedules, the gate and issue 23's invocation id together.
     // 13,950 for issue 25's clock fix and instant() seam (13,768 → 13,891 B).
     // 14,800 for issues 34 and 35 (13,891 → 14,617 B): see the first budget; the gate's finite maxHoldMs and deadline-cut spread, hedging's gate and throttle order.
-    limitBytes: 14_800,
+    // 15,000 for issue 34's clock seam (14,617 → 14,925 B): see the first budget.
+    limitBytes: 15_000,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -121,7 +123,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 14,406 B with issue 24's schedules, the gate and issue 23's invocation id together.
     // 14,650 for issue 25's clock fix and instant() seam (14,441 → 14,569 B).
     // 16,050 for issues 34 and 35 (14,610 → 15,845 B): Requests of another realm read by their fields (+337 B), bounded reads of bodies the library only inspects, one abort listener per attempt, the '/*' part rule, and the engine's growth (see the first budget).
-    limitBytes: 16_050,
+    // 16,200 for issue 34's clock seam (16,125 B): see the first budget.
+    limitBytes: 16_200,
   },
   {
     // The presets alone are small (`gcs` and `iam`, 6,820 B); the uploads bring retryFetch,
@@ -158,7 +161,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/testing';`,
     targetBytes: undefined,
     // 7,950 for issues 34 and 35 (7,841 B): the engine's growth (see the first budget).
-    limitBytes: 7950,
+    // 9,050 for issue 34's clock seam (8,952 B): scheduleOf reads options, and the options reader now resolves the `clock` option's timer queue, so the queue comes with it.
+    limitBytes: 9050,
   },
   {
     // Issue 25: tenacious/axios: attachRetry, one axios request as one call of the engine through a retrying adapter; axios itself is the application's (EXTERNAL). 11,089 B, most of it the engine it runs on.
@@ -166,7 +170,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/axios';`,
     targetBytes: undefined,
     // 12,050 for issues 34 and 35 (11,881 B): axios imported at the first request (loads without its peer), every hint held to maxRetryAfterMs, and the engine's growth.
-    limitBytes: 12_050,
+    // 12,250 for issue 34's clock seam (12,174 B): the engine's growth.
+    limitBytes: 12_250,
   },
   {
     // Issue 25: tenacious/tanstack-query: queryRetry, TanStack Query's retry and retryDelay from tenacious's classification, backoff and Retry-After; imports nothing of TanStack's. 4,956 B: computeDelay, the classification and the options reader.
@@ -184,7 +189,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/grpc';`,
     targetBytes: undefined,
     // 11,800 for issues 34 and 35 (11,631 B): maxRetryAfterMs, no attempt deadline past 2^31-1 ms, and the engine's growth.
-    limitBytes: 11_800,
+    // 12,000 for issue 34's clock seam (11,907 B): the engine's growth.
+    limitBytes: 12_000,
   },
   {
     // Issue 25: tenacious/undici: tenaciousInterceptor, each request through the dispatcher one
@@ -194,7 +200,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     source: `export * from '${ENTRY}/undici';`,
     targetBytes: undefined,
     // 17,200 for issues 34 and 35 (16,961 B): the fetch entry's growth (see its budget).
-    limitBytes: 17_200,
+    // 17,350 for issue 34's clock seam (17,255 B): the engine's growth.
+    limitBytes: 17_350,
   },
   {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main

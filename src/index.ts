@@ -19,6 +19,7 @@ export type {
   GiveUpEvent,
   GiveUpReason,
   RetryBudget,
+  RetryClock,
   RetryEvent,
   RetryGate,
   RetryOptions,
@@ -36,6 +37,7 @@ export {
   permanent,
 } from './errors.js';
 export { retry, withRetry } from './core/retry.js';
+export { systemClock } from './runtime/clock.js';
 export { DEFAULT_DEADLINE_MS } from './core/options.js';
 export {
   GrpcStatus,

@@ -6,6 +6,8 @@
  */
 export type { CallEvent, GiveUpEvent, GiveUpReason, RetryEvent, SuccessEvent } from './events.js';
 export type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
+export type { RetryClock } from './clock-types.js';
+import type { RetryClock } from './clock-types.js';
 import type { CallEvent, GiveUpEvent, RetryEvent, SuccessEvent } from './events.js';
 import type { AttemptThrottle, RetryBudget, RetryGate } from './fleet-types.js';
 export type { AttemptTimeoutGrowth, DelayContext, Jitter } from './schedule-types.js';
@@ -179,6 +181,14 @@ export interface RetryOptions<T = unknown> {
    */
   unref?: boolean;
   /**
+   * The clock the call reads time from and sets its timers on: its deadline, waits, attempt
+   * timeouts and hedging delays. Default {@link systemClock}, the host's `performance.now()`
+   * and `setTimeout`, looked up at each use, so fake timers a test installs (`@sinonjs/fake-timers`,
+   * `vi.useFakeTimers()`, `node:test`'s `mock.timers`) work without passing anything. Pass a
+   * virtual clock to run calls in a time of your own without touching the globals.
+   */
+  clock?: RetryClock;
+  /**
    * How each attempt is made: `hedging({ delayMs })` races copies within an attempt. Default:
    * one request per attempt.
    */
@@ -262,6 +272,8 @@ export interface AttemptHost {
   readonly throttle: AttemptThrottle | undefined;
   /** The call's Retry-After gate: no copy goes out while it holds a pause. */
   readonly gate: RetryGate | undefined;
+  /** The call's clock (the `clock` option): a mode's own timers, such as the next copy's moment, run on it. */
+  readonly clock: RetryClock;
   /** Reports an event of the attempt (a `hedge`) to the call's event stream. */
   report(event: CallEvent): void;
   /**

@@ -4,7 +4,6 @@
  * async hook). The call has settled before onSuccess and onGiveUp run, so an abort they raise
  * comes too late to matter.
  */
-import { steadyNow } from '../runtime/clock.js';
 import type { CallEvent, GiveUpReason, RetryEvent } from '../types.js';
 import { ignore } from './context.js';
 import type { RetryConfig } from './options.js';
@@ -49,7 +48,7 @@ export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'bac
 export function reportSuccess(config: RetryConfig, attempts: number, startedAt: number, value: unknown): void {
   const { onSuccess, onEvent } = config;
   if (onSuccess === undefined && onEvent === undefined) return;
-  const elapsedMs = Math.round(steadyNow() - startedAt);
+  const elapsedMs = Math.round(config.timers.now() - startedAt);
   // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs, value });
   // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
@@ -70,7 +69,7 @@ export function reportGiveUp(
 ): void {
   const { onGiveUp, onEvent } = config;
   if (onGiveUp === undefined && onEvent === undefined) return;
-  const ms = Math.round(elapsedMs ?? steadyNow() - startedAt);
+  const ms = Math.round(elapsedMs ?? config.timers.now() - startedAt);
   // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
   if (onGiveUp !== undefined) callHook(onGiveUp, { reason, error, attempts, elapsedMs: ms });
   // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested

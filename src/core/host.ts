@@ -5,9 +5,8 @@
  * so is the latest moment a server asked the attempt's copies to come back, which the engine
  * waits for whichever copy's error the attempt fails with.
  */
-import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget, RetryGate } from '../types.js';
+import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget, RetryClock, RetryGate } from '../types.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
-import { steadyNow } from '../runtime/clock.js';
 import { emit } from './hooks.js';
 import { answerOf } from '../util/check.js';
 import { isWorthRetrying } from './decide.js';
@@ -18,7 +17,7 @@ export class CallHost implements AttemptHost {
   #askedAbout: unknown = undefined;
   // Stryker disable next-line BooleanLiteral: equivalent; known() reads it only after isTransient() or policyFailed() set it with #askedAbout
   #answer = false;
-  /** When the latest-ending pause a server asked of a copy ends, on the steadyNow() clock; 0 for none. */
+  /** When the latest-ending pause a server asked of a copy ends, on the this.config.timers.now() clock; 0 for none. */
   #hintedUntil = 0;
 
   constructor(readonly config: RetryConfig) {}
@@ -31,6 +30,9 @@ export class CallHost implements AttemptHost {
   }
   get gate(): RetryGate | undefined {
     return this.config.fleet?.gate;
+  }
+  get clock(): RetryClock {
+    return this.config.timers.clock;
   }
 
   isTransient(error: unknown, ctx: AttemptContext): boolean {
@@ -48,13 +50,13 @@ export class CallHost implements AttemptHost {
    */
   #heard(hintMs: number | undefined): void {
     if (hintMs === undefined) return;
-    this.#hintedUntil = Math.max(this.#hintedUntil, steadyNow() + hintMs);
+    this.#hintedUntil = Math.max(this.#hintedUntil, this.config.timers.now() + hintMs);
     this.config.fleet?.gate?.hold(hintMs);
   }
 
   /** What is left now of the longest pause a server asked of this attempt's copies; undefined when none is. */
   hintLeft(): number | undefined {
-    const left = this.#hintedUntil - steadyNow();
+    const left = this.#hintedUntil - this.config.timers.now();
     return left > 0 ? left : undefined;
   }
 

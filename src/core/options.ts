@@ -28,6 +28,8 @@ import {
   isFunction,
 } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
+import { CLOCK_RULE } from '../runtime/clock.js';
+import { SYSTEM_TIMERS, type TimerQueue, timersOf } from '../runtime/timer-queue.js';
 import { DEFAULT_BACKOFF, readBackoffPolicy } from './backoff.js';
 import { ATTEMPT_TIMEOUT_RULE, type Fleet, type Schedule, readTimeoutGrowth, whyEndless } from './schedule.js';
 
@@ -63,6 +65,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly fleet: Fleet | undefined;
   readonly rng: () => number;
   readonly unref: boolean;
+  /** The timers of the `clock` option: the call reads time and queues its waits there. */
+  readonly timers: TimerQueue;
   /** How each attempt is made; undefined for one request per attempt. */
   readonly hedge: AttemptMode | undefined;
   /**
@@ -143,6 +147,7 @@ export const RETRY_RULES = {
   gate: { ok: (v) => hasMethods(v, ['waitMs', 'hold']), rule: 'come from createRetryAfterGate() (waitMs, hold)' },
   rng: FUNCTION,
   unref: BOOLEAN,
+  clock: CLOCK_RULE,
   hedge: { ok: (v) => hasMethods(v, ['run']), rule: 'come from hedging() (e.g. hedge: hedging({ delayMs: 50 }))' },
   telemetry: FUNCTION,
   name: NAME,
@@ -175,6 +180,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     gate: undefined,
     rng: undefined,
     unref: undefined,
+    clock: undefined,
     hedge: undefined,
     telemetry: undefined,
     name: undefined,
@@ -205,6 +211,7 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     budget || throttle || gate ? { budget, throttle, gate } : undefined,
     o.rng ?? Math.random,
     o.unref ?? false,
+    o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
     o.hedge,
     o.telemetry && (o as TelemetrySetup),
     scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
@@ -233,6 +240,7 @@ function makeConfig(
   fleet: Fleet | undefined,
   rng: () => number,
   unref: boolean,
+  timers: TimerQueue,
   hedge: AttemptMode | undefined,
   telemetry: TelemetrySetup | undefined,
   schedule: Schedule | undefined,
@@ -257,6 +265,7 @@ function makeConfig(
     fleet,
     rng,
     unref,
+    timers,
     hedge,
     telemetry,
     schedule,
@@ -287,6 +296,7 @@ export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
   undefined,
   Math.random,
   false,
+  SYSTEM_TIMERS,
   undefined,
   undefined,
   undefined,

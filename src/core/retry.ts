@@ -3,6 +3,7 @@
  * the caller.
  */
 import { steadyNow } from '../runtime/clock.js';
+import { SYSTEM_TIMERS } from '../runtime/timer-queue.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
 import { mustError } from '../util/check.js';
 import { DEFAULT_CONFIG, type RetryConfig, readOptions, validateOptions } from './options.js';
@@ -35,8 +36,9 @@ import { observed } from './telemetry.js';
  */
 export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, options?: RetryOptions<NoInfer<T>>): Promise<T> {
   // The deadline is a promise made when the call is made: the clock starts here, before the
-  // options are read and before fn's synchronous part runs.
-  const startedAt = steadyNow();
+  // options are read and before fn's synchronous part runs (a clock of the options' own is read
+  // once they are).
+  let startedAt = steadyNow();
   let config: RetryConfig;
   try {
     if (typeof fn !== 'function') throw new TypeError(`retry: fn must be a function, got ${typeof fn}`);
@@ -44,6 +46,7 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
   } catch (error) {
     return Promise.reject(error);
   }
+  if (config.timers !== SYSTEM_TIMERS) startedAt = config.timers.now();
   return start(fn, config, startedAt);
 }
 
@@ -57,8 +60,8 @@ export function startCall<T>(
   options: RetryOptions<NoInfer<T>>,
   where: string,
 ): { readonly run: Run<T>; readonly settled: Promise<T> } {
-  const startedAt = steadyNow();
-  const run = new Run<T>(fn, observed(validateOptions(options as RetryOptions, where)), startedAt);
+  const config = validateOptions(options as RetryOptions, where);
+  const run = new Run<T>(fn, observed(config), config.timers.now());
   run.start();
   return { run, settled: Promise.resolve(run as unknown as PromiseLike<T>) };
 }
@@ -100,7 +103,7 @@ export function withRetry<A extends unknown[], R, This = unknown>(
   // A wrapped thunk called plainly needs nothing of the call: all such calls share one attempt.
   const thunk = () => (fn as () => R)() as Awaited<R>;
   return function retried(this: This, ...args: A): Promise<Awaited<R>> {
-    const startedAt = steadyNow();
+    const startedAt = config.timers.now();
     // Else a closure per call, not a subclass of Run: with one class the engine's property reads
     // stay monomorphic, which made retry() itself 6-15 % faster in a process that also uses withRetry.
     // Stryker disable next-line ConditionalExpression: equivalent when false (the closure calls fn alike); true is killed by the tests of arguments and `this`

@@ -10,8 +10,7 @@
  */
 import { RetryError, TimeoutError, isPermanent } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
-import { steadyNow } from '../runtime/clock.js';
-import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
+import { NOT_QUEUED, type Timed } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
 import { HOOK_AWAITED, HOOK_RUNNING, NO_HOOK, Runs } from './runs.js';
 import { timeoutOf } from './schedule.js';
@@ -32,7 +31,7 @@ export class Run<T> implements Timed, AbortWatcher {
   slot = NOT_QUEUED;
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
-  readonly #startedAt: number; // when the call began, on the steadyNow() clock
+  readonly #startedAt: number; // when the call began, on the call's clock (config.timers)
   #controller: AbortController | undefined = undefined;
   #last: unknown = undefined; // the last failed attempt's error or Refused value (outcome.ts) while running; once settled, the outcome
   #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
@@ -111,7 +110,7 @@ export class Run<T> implements Timed, AbortWatcher {
       this.#resolve = resolve;
       this.#reject = reject;
       this.#phase = ATTEMPTING;
-      const t = steadyNow();
+      const t = this.#config.timers.now();
       if (progressed) this.runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
       emit(this.#config, { type: 'resume', attempt: this.#attempt, error: broken, elapsedMs: t - this.#startedAt });
       this.#begin(t, broken);
@@ -142,7 +141,7 @@ export class Run<T> implements Timed, AbortWatcher {
       result = config.hedge === undefined ? fn(ctx) : config.hedge.run(fn, ctx, this.runs().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
-      return this.#judge(error, ctx, steadyNow());
+      return this.#judge(error, ctx, this.#config.timers.now());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
   }
@@ -156,23 +155,23 @@ export class Run<T> implements Timed, AbortWatcher {
   attemptResolved(ctx: Context, value: T): void {
     if (!this.#isCurrent(ctx)) return;
     if (this.#config.retryOnResult === undefined) this.#succeed(value);
-    else this.#judge(undefined, ctx, steadyNow(), new Refused(value));
+    else this.#judge(undefined, ctx, this.#config.timers.now(), new Refused(value));
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
-    if (this.#isCurrent(ctx)) this.#judge(error, ctx, steadyNow());
+    if (this.#isCurrent(ctx)) this.#judge(error, ctx, this.#config.timers.now());
   }
 
   /** The running attempt made progress: a new run begins, its limits counted from now. */
   progressed(ctx: AttemptContext): void {
     if (!this.#isCurrent(ctx)) return;
-    const t = steadyNow();
+    const t = this.#config.timers.now();
     this.runs().begin(t, this.#attempt - 1);
     emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
     // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
     // Stryker disable next-line ConditionalExpression: queued here instead, it is the same limit
     if (this.slot === NOT_QUEUED) return;
-    unschedule(this);
+    this.#config.timers.unschedule(this);
     this.#queueStop(t);
   }
 
@@ -181,7 +180,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const config = this.#config;
     // Stryker disable next-line ConditionalExpression: equivalent: timeoutOf gives the fixed attemptTimeoutMs without schedule options too; this spares the common call its work
     const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#more?.base ?? 0));
-    schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
+    config.timers.schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
   }
 
   /** The timer: a sleep ended, or the running attempt reached its limit (settled: nothing is due). */
@@ -204,7 +203,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const deadlineAt = this.#runStart() + this.#config.deadlineMs;
     if (runs?.hook === HOOK_RUNNING && t < deadlineAt) {
       runs.hook = HOOK_AWAITED;
-      return schedule(this, deadlineAt);
+      return this.#config.timers.schedule(this, deadlineAt);
     }
     this.#attemptAt(t, t);
   }
@@ -218,8 +217,8 @@ export class Run<T> implements Timed, AbortWatcher {
       runs.hook = NO_HOOK;
       // Settled during the wait: the wait's own timer starts the attempt. Settled past the deadline, or aborted: nothing to do.
       if (!awaited || this.#phase !== SLEEPING) return;
-      unschedule(this);
-      const t = steadyNow();
+      this.#config.timers.unschedule(this);
+      const t = this.#config.timers.now();
       try {
         this.#attemptAt(t, t);
       } catch (error) {
@@ -236,7 +235,7 @@ export class Run<T> implements Timed, AbortWatcher {
     }
     if (startAt === t) return this.#runAttempt(t);
     this.#phase = SLEEPING;
-    schedule(this, startAt);
+    this.#config.timers.schedule(this, startAt);
   }
 
   #attemptOverran(t: number): void {
@@ -259,7 +258,7 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
   #judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
-    unschedule(this);
+    this.#config.timers.unschedule(this);
     // The attempt's outcome is in: progress a hook or a predicate reports from here is late (it
     // would restart the limits after every failure, and the call would never end).
     this.#phase = SLEEPING;
@@ -281,7 +280,7 @@ export class Run<T> implements Timed, AbortWatcher {
     const { delayMs, source } = judgement as Extract<Judgement, { action: 'wait' }>;
     const hook = reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
     if (this.#settled()) return;
-    schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
+    config.timers.schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
     if (hook !== undefined) this.#holdFor(hook);
   }
 
@@ -310,7 +309,7 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#phase = phase;
     this.#last = outcome;
     // Stryker disable next-line ConditionalExpression: unschedule() of an entry not queued changes nothing; most calls never queued one
-    if (this.slot !== NOT_QUEUED) unschedule(this);
+    if (this.slot !== NOT_QUEUED) this.#config.timers.unschedule(this);
     // Stryker disable next-line ConditionalExpression: equivalent: unwatchAbort(undefined) does nothing; most calls have no signal, and skip the call
     if (this.#config.signal !== undefined) unwatchAbort(this.#config.signal, this);
   }

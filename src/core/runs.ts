@@ -38,7 +38,7 @@ export class Runs {
 
   #invocationId: string | undefined = undefined;
 
-  /** `startedAt`: when the current run began, on the steadyNow() clock. */
+  /** `startedAt`: when the current run began, on the call's clock. */
   constructor(public startedAt: number) {}
 
   /** A new run begins at `t`, after `base` attempts. */

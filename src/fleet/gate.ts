@@ -6,8 +6,8 @@
  * request to learn the same thing by failing.
  */
 import { BOOLEAN, FUNCTION, type FieldRules, drawFrom, mustError, readChecked } from '../util/check.js';
-import { steadyNow } from '../runtime/clock.js';
-import type { RetryGate } from '../types.js';
+import { CLOCK_RULE, systemClock } from '../runtime/clock.js';
+import type { RetryClock, RetryGate } from '../types.js';
 
 /**
  * Options of {@link createRetryAfterGate}.
@@ -36,6 +36,11 @@ export interface RetryAfterGateOptions {
   spread?: boolean;
   /** Source of randomness in [0, 1) for the spread. Default `Math.random`. */
   rng?: () => number;
+  /**
+   * The clock a pause is timed on. Default `systemClock` (which follows fake timers a test
+   * installs). Calls through the gate may run on other clocks: it tells them how long is left.
+   */
+  clock?: RetryClock;
 }
 
 /*
@@ -93,6 +98,7 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
     maxHoldMs = DEFAULT_MAX_HOLD_MS,
     spread = true,
     rng = Math.random,
+    clock = systemClock,
   } = readChecked('createRetryAfterGate', options, RULES) as RetryAfterGateOptions;
   // When the pause ends, on the engine's clock (0 while none was asked for), and how long the
   // pause that set it was: the span over which the held calls come back.
@@ -101,7 +107,7 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
   return {
     maxHoldMs,
     waitMs(remainingMs = Infinity): number {
-      const left = openAt - steadyNow();
+      const left = openAt - clock.now();
       if (left <= 0) return 0;
       if (!spread) return left;
       // The spread keeps held calls from coming back in lockstep; it must not fail a call the
@@ -116,7 +122,7 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
       // a caller's bug worth naming; Infinity is a server's number too large for a double.
       if (!(typeof ms === 'number' && ms >= 0)) throw mustError('gate.hold(ms): ms', 'be a number >= 0 (Infinity for "forever")', ms, true);
       const pause = Math.min(ms, maxHoldMs);
-      const until = steadyNow() + pause;
+      const until = clock.now() + pause;
       if (until <= openAt) return;
       openAt = until;
       pauseMs = pause;
@@ -128,4 +134,5 @@ const RULES: FieldRules = {
   maxHoldMs: { ok: (v) => typeof v === 'number' && v >= 0, rule: 'be a number >= 0 (Infinity for no cap)', range: true },
   spread: BOOLEAN,
   rng: FUNCTION,
+  clock: CLOCK_RULE,
 };

@@ -5,8 +5,7 @@
 import { callHook } from '../core/hooks.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
 import { TimeoutError } from '../errors.js';
-import { steadyNow } from '../runtime/clock.js';
-import { NOT_QUEUED, type Timed, schedule, unschedule } from '../runtime/timer-queue.js';
+import { NOT_QUEUED, type Timed, type TimerQueue, timersOf } from '../runtime/timer-queue.js';
 import type { AttemptContext, AttemptHost } from '../types.js';
 import { hedgerCallStarted, hedgerCanHedge, hedgerDelay, type hedgerState, hedgerTakeHedge } from './hedger.js';
 
@@ -95,7 +94,9 @@ export class HedgedAttempt<T> implements Timed {
   #lastError: unknown = undefined;
   /** Whether further copies may go out: set by start() before the first copy, read only after it. */
   #safe!: boolean;
-  readonly #startedAt = steadyNow();
+  /** The call's timers: the next copy's moment is queued there, on the call's clock. */
+  readonly #timers: TimerQueue;
+  readonly #startedAt: number;
   readonly #delayMs: number;
   /** The call's deadline as the attempt's context told it: no copy goes out at or after it. */
   #deadlineAt: number;
@@ -110,6 +111,8 @@ export class HedgedAttempt<T> implements Timed {
     readonly resolve: (value: T) => void,
     readonly reject: (error: unknown) => void,
   ) {
+    this.#timers = timersOf(host.clock);
+    this.#startedAt = this.#timers.now();
     const { hedger, delayMs } = settings;
     this.#delayMs = delayMs ?? hedgerDelay(hedger as NonNullable<typeof hedger>);
     this.#deadlineAt = this.#startedAt + ctx.remainingMs;
@@ -165,13 +168,13 @@ export class HedgedAttempt<T> implements Timed {
 
   /** Queues the moment of the next copy, when one may still be sent. */
   #queueNext(t: number): void {
-    unschedule(this);
+    this.#timers.unschedule(this);
     if (!this.#settled && this.#safe && this.#sent < this.settings.maxCopies) this.#scheduleAt(t + this.#delayMs);
   }
 
   /** Queues the next copy's moment, unless it falls at or after the deadline (no copy could go). */
   #scheduleAt(at: number): void {
-    if (at < this.#deadlineAt) schedule(this, at);
+    if (at < this.#deadlineAt) this.#timers.schedule(this, at);
   }
 
   /** The hedging delay passed with no answer: send a copy, or ask again when it may go. */
@@ -228,7 +231,7 @@ export class HedgedAttempt<T> implements Timed {
     // still running. Censored values all lie above the delay, so a percentile at or below the
     // one the delay is read from stays true (timing the winner from its own start would make
     // the delay ever shorter).
-    if (hedger !== undefined) hedger.window.record(steadyNow() - this.#startedAt);
+    if (hedger !== undefined) hedger.window.record(this.#timers.now() - this.#startedAt);
     copy.done = true;
     this.#end(new DOMException(`copy ${copy.copy} of attempt ${copy.attempt} won`, 'AbortError'));
     this.resolve(value);
@@ -239,7 +242,7 @@ export class HedgedAttempt<T> implements Timed {
     copy.done = true;
     this.#running.splice(this.#running.indexOf(copy), 1);
     this.#lastError = error;
-    const t = steadyNow();
+    const t = this.#timers.now();
     try {
       if (!this.host.isTransient(error, copy)) return this.#fail(error);
     } catch (policyError) {
@@ -250,7 +253,7 @@ export class HedgedAttempt<T> implements Timed {
     // none wins, the engine waits as long as the error asks.
     if ((retryAfterMsOf(error) ?? 0) > 0) {
       this.#safe = false;
-      unschedule(this);
+      this.#timers.unschedule(this);
     }
     const more = this.#safe && this.#sent < this.settings.maxCopies;
     if (this.#running.length > 0) {
@@ -280,7 +283,7 @@ export class HedgedAttempt<T> implements Timed {
   /** Ends the attempt: no timer, and every copy still running aborted with `reason`. */
   #end(reason: unknown): void {
     this.#settled = true;
-    unschedule(this);
+    this.#timers.unschedule(this);
     for (const copy of this.#running) if (!copy.done) copy.stop(reason);
     this.#running = [];
   }

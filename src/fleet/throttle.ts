@@ -5,8 +5,8 @@
  */
 import { FUNCTION, type FieldRules, atLeast, drawFrom, isFiniteNumber, readChecked, wholeAtLeast } from '../util/check.js';
 import { ThrottledError } from '../errors.js';
-import type { AttemptThrottle } from '../types.js';
-import { now } from '../runtime/clock.js';
+import type { AttemptThrottle, RetryClock } from '../types.js';
+import { CLOCK_RULE, systemClock } from '../runtime/clock.js';
 
 /**
  * Options of {@link createAdaptiveThrottle}.
@@ -31,6 +31,8 @@ export interface AdaptiveThrottleOptions {
   minRequests?: number;
   /** Source of randomness in [0, 1) for the rejection draw. Default `Math.random`. */
   rng?: () => number;
+  /** The clock the window runs on. Default `systemClock` (which follows fake timers a test installs). */
+  clock?: RetryClock;
 }
 
 /**
@@ -101,8 +103,8 @@ export function throttleProbability(requests: number, accepts: number, k: number
  * `npm run sim` measured more than two minutes of needless rejections after the server came
  * back. For low-rate clients prefer a retry budget, or a shorter window.
  *
- * The window runs on the same clock as `retry()` (`performance.now()`), so it follows fake
- * timers in tests; pass `rng` to make the draws reproducible.
+ * The window runs on the `clock` option (default the system clock, as `retry()`'s, which
+ * follows fake timers in tests); pass `rng` to make the draws reproducible.
  *
  * Throws a `RangeError`/`TypeError` naming the option for `k` below 1 or not finite,
  * `windowMs` not a finite number > 0, `minRequests` not a safe integer >= 0, `rng` not a
@@ -113,7 +115,7 @@ export function throttleProbability(requests: number, accepts: number, k: number
  * const data = await retry(() => fetchReport(id), { throttle, maxAttempts: 3 });
  */
 export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
-  const { k, windowMs, minRequests, rng } = readThrottleOptions(options);
+  const { k, windowMs, minRequests, rng, clock } = readThrottleOptions(options);
   const sliceMs = windowMs / SLICES;
   const sliceRequests = new Array<number>(SLICES).fill(0);
   const sliceAccepts = new Array<number>(SLICES).fill(0);
@@ -124,7 +126,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
 
   /** Moves the window to the present, forgetting the slices that fell out of it. */
   function advance(): number {
-    const current = Math.floor(now() / sliceMs);
+    const current = Math.floor(clock.now() / sliceMs);
     if (current === newest) return current % SLICES;
     // Stryker disable next-line EqualityOperator: equivalent: an equal index returned above, and a gap of exactly SLICES clears every slot in the loop as the reset does
     if (current > newest && current - newest < SLICES) {
@@ -213,6 +215,7 @@ const RULES: FieldRules = {
   windowMs: { ok: (v) => isFiniteNumber(v) && v > 0, rule: 'be a finite number > 0', range: true },
   minRequests: /* @__PURE__ */ wholeAtLeast(0),
   rng: FUNCTION,
+  clock: CLOCK_RULE,
 };
 
 function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions> {
@@ -221,6 +224,7 @@ function readThrottleOptions(options: unknown): Required<AdaptiveThrottleOptions
     windowMs = 120_000,
     minRequests = DEFAULT_MIN_REQUESTS,
     rng = Math.random,
+    clock = systemClock,
   } = readChecked('createAdaptiveThrottle', options, RULES) as AdaptiveThrottleOptions;
-  return { k, windowMs, minRequests, rng };
+  return { k, windowMs, minRequests, rng, clock };
 }

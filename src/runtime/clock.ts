@@ -1,8 +1,13 @@
 /**
- * The clocks of the library. They are looked up at each call, never fixed at import, so that
- * virtual clocks (`@sinonjs/fake-timers`, `vi.useFakeTimers()`, `node:test`'s `mock.timers`)
- * installed later take effect.
+ * The system clock: the default of every call's `clock` option (types.ts `RetryClock`, the one
+ * seam through which the engine reads time and sets timers). Its time and timers are the host's
+ * globals, looked up at each use, never fixed at import, so that virtual clocks
+ * (`@sinonjs/fake-timers`, `vi.useFakeTimers()`, `node:test`'s `mock.timers`) installed later
+ * take effect. Following globals that a test swaps is this clock's job alone: a clock passed in
+ * is used as it is (runtime/timer-queue.ts).
  */
+import type { RetryClock } from '../types.js';
+import { type FieldRule, hasMethods } from '../util/check.js';
 
 /** `performance.now()`, looked up at each call so that a virtual clock installed later counts. */
 export function now(): number {
@@ -65,3 +70,25 @@ export function steadyNow(): number {
   }
   return raw + clockOffset;
 }
+
+/**
+ * The default clock of every call, gate and throttle: the host's `performance.now()` and
+ * `setTimeout`/`clearTimeout`, looked up at each use. When a test installs fake timers
+ * (`@sinonjs/fake-timers`, `vi.useFakeTimers()`, `node:test`'s `mock.timers`), it follows them,
+ * and time continues where it stood when they are installed or removed, so waits in progress
+ * keep their remaining time. Wrap it to observe what a call does with time.
+ *
+ * @example
+ * const logged: RetryClock = { ...systemClock, setTimeout: (f, ms) => (console.log('timer', ms), systemClock.setTimeout(f, ms)) };
+ */
+export const systemClock: RetryClock = /* @__PURE__ */ Object.freeze({
+  now: steadyNow,
+  setTimeout: (callback: () => void, ms: number): unknown => globalThis.setTimeout(callback, ms),
+  clearTimeout: (handle: unknown): void => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+});
+
+/** The `clock` option of a call, a gate or a throttle. */
+export const CLOCK_RULE: FieldRule = {
+  ok: (v) => hasMethods(v, ['now', 'setTimeout', 'clearTimeout']),
+  rule: 'be a clock with now(), setTimeout() and clearTimeout() (e.g. systemClock)',
+};

@@ -78,7 +78,7 @@ describe('messages naming the option', () => {
 
   it('lists every known option for an unknown one', async () => {
     await expect(retry(() => 1, { retries: 3 } as RetryOptions)).rejects.toThrow(
-      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, delay, countsAsAttempt, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, gate, rng, unref, hedge, telemetry, name, service)',
+      'retry: unknown option "retries" (known: backoff, maxAttempts, deadlineMs, attemptTimeoutMs, retryable, idempotent, retryOnResult, delay, countsAsAttempt, signal, onRetry, onSuccess, onGiveUp, onEvent, budget, throttle, gate, rng, unref, clock, hedge, telemetry, name, service)',
     );
   });
 

@@ -802,7 +802,7 @@ describe('options', () => {
     ],
     // Regression (issue 13, item 10): retry()'s checks said "retry:" to a retryFetch caller.
     [{ retries: 3 }, TypeError, 'retryFetch: unknown option "retries"'],
-    [{ retries: 3 }, TypeError, 'unref, hedge, telemetry, name, service, fetch, maxRetryAfterMs, bufferBody, resume)'],
+    [{ retries: 3 }, TypeError, 'unref, clock, hedge, telemetry, name, service, fetch, maxRetryAfterMs, bufferBody, resume)'],
     [{ deadlineMs: -5 }, RangeError, 'retryFetch: options.deadlineMs must be a number > 0'],
     [{ backoff: { multiplier: 0.5 } }, RangeError, 'retryFetch: options.backoff'],
   ])('throws synchronously for bad options %j', async (options, Type, message) => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../bench/sim/random.js';
 import { throttleProbability } from '../../src/fleet/throttle.js';
-import { createAdaptiveThrottle, retry, RetryError, ThrottledError } from '../../src/index.js';
+import { createAdaptiveThrottle, retry, RetryError, systemClock, ThrottledError } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { httpError, installClock, type InstalledClock, track } from '../helpers/clock.js';
 
@@ -286,9 +286,11 @@ describe('createAdaptiveThrottle: the window, on the core clock', () => {
           clock.tick(gap);
           throttle.admit();
           throttle.record(accepted);
-          log.push({ at: clock.now, accepted });
+          // The throttle's window is on the system clock, which may stand a whole offset from the
+          // fake clock's Date (it continues across clocks): its slices are counted on it.
+          log.push({ at: systemClock.now(), accepted });
         }
-        const t = clock.now;
+        const t = systemClock.now();
         const sliceOf = (ms: number) => Math.floor(ms / slice);
         const inWindow = log.filter((e) => sliceOf(t) - sliceOf(e.at) < 60);
         expect(throttle.requests).toBe(inWindow.length);
@@ -317,14 +319,27 @@ describe('createAdaptiveThrottle: the window, on the core clock', () => {
     expect([throttle.requests, throttle.accepts]).toEqual([0, 0]);
   });
 
-  it('starts afresh when the clock goes back (a new fake clock)', () => {
+  it('keeps its window when a new fake clock replaces the old one: the system clock continues where it stood', () => {
     clock.tick(500_000);
     const throttle = createAdaptiveThrottle({ rng: never });
     throttle.admit();
     throttle.record(false);
     expect(throttle.requests).toBe(1);
     clock.uninstall();
-    clock = installClock(); // time 0 again
+    clock = installClock(); // time 0 again for Date and performance, not for the throttle
+    expect(throttle.requests).toBe(1);
+    clock.tick(120_000);
+    expect(throttle.requests).toBe(0);
+  });
+
+  it('starts afresh when a clock passed in goes back', () => {
+    let at = 500_000;
+    const handClock = { now: () => at, setTimeout: () => 0, clearTimeout: () => {} };
+    const throttle = createAdaptiveThrottle({ rng: never, clock: handClock });
+    throttle.admit();
+    throttle.record(false);
+    expect(throttle.requests).toBe(1);
+    at = 0;
     expect(throttle.requests).toBe(0);
   });
 });

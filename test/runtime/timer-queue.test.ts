@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type AttemptContext, createRetryBudget, retry, RetryError } from '../../src/index.js';
 import { steadyNow } from '../../src/runtime/clock.js';
-import { MAX_TIMER_DELAY, NOT_QUEUED, type Timed, queueState, schedule, unschedule } from '../../src/runtime/timer-queue.js';
+import { MAX_TIMER_DELAY, NOT_QUEUED, SYSTEM_TIMERS, type Timed, queueState } from '../../src/runtime/timer-queue.js';
 import { httpError, installClock, type InstalledClock, track } from '../helpers/clock.js';
 
 let clock: InstalledClock | undefined;
@@ -25,6 +25,10 @@ afterEach(() => {
   // Every test must leave nothing behind in the shared queue.
   expect(left).toEqual({ queued: 0, timerArmed: false });
 });
+
+// The system clock's queue, which every call without a `clock` option shares.
+const schedule = (item: Timed, dueAt: number): void => SYSTEM_TIMERS.schedule(item, dueAt);
+const unschedule = (item: Timed): void => SYSTEM_TIMERS.unschedule(item);
 
 const constant = (ms: number) => ({ initialDelayMs: ms, multiplier: 1, maxDelayMs: ms, jitter: 'none' }) as const;
 
@@ -679,9 +683,14 @@ function handClock(handles: 'node' | 'number' | 'bare object' = 'node') {
 }
 
 /** A copy of the queue module of its own, imported now: its host timers are the ones installed now. */
-async function freshQueue(): Promise<typeof import('../../src/runtime/timer-queue.js')> {
+async function freshQueue() {
   vi.resetModules();
-  return import('../../src/runtime/timer-queue.js');
+  const fresh = await import('../../src/runtime/timer-queue.js');
+  return {
+    schedule: (item: Timed, dueAt: number) => fresh.SYSTEM_TIMERS.schedule(item, dueAt),
+    unschedule: (item: Timed) => fresh.SYSTEM_TIMERS.unschedule(item),
+    queueState: () => fresh.queueState(),
+  };
 }
 
 /** An item for a fresh queue, recording the times it was called at. */

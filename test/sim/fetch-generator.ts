@@ -36,6 +36,8 @@ export interface FetchCallSpec {
     readonly hedge?: { readonly delayMs: number; readonly maxCopies: number };
     readonly abortAtMs?: number;
     readonly gate?: boolean;
+    /** The world's time as a clock passed in, not the system clock following the installed fake timers. */
+    readonly clock?: true;
   };
 }
 
@@ -104,6 +106,7 @@ export const fetchCallArb: fc.Arbitrary<FetchCallSpec> = fc
         hedge: fc.record({ delayMs: fc.integer({ min: 0, max: 300 }), maxCopies: fc.integer({ min: 1, max: 3 }) }),
         abortAtMs: fc.integer({ min: 0, max: 30_000 }),
         gate: fc.boolean(),
+        clock: fc.constant(true as const),
       },
       { requiredKeys: ['maxAttempts', 'deadlineMs'] },
     ),

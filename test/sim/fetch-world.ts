@@ -124,6 +124,7 @@ export async function runFetchWorld(spec: FetchWorldSpec): Promise<FetchWorldRec
       ...(o.resume === undefined ? {} : { resume: o.resume }),
       ...(o.hedge ? { hedge: hedging(o.hedge) } : {}),
       ...(o.gate ? { gate: recordingGate(gate, h, world) } : {}),
+      ...(o.clock ? { clock: h.injected } : {}),
     };
     const rec: CallRecord = {
       index,

@@ -56,6 +56,8 @@ export interface CallOptionsSpec {
   readonly gate?: true;
   readonly rng?: true;
   readonly unref?: boolean;
+  /** The world's time as a clock passed in, not the system clock following the installed fake timers. */
+  readonly clock?: true;
   readonly hedge?:
     | { readonly kind: 'fixed'; readonly delayMs: number; readonly maxCopies: number; readonly withHedger: boolean }
     | { readonly kind: 'adaptive'; readonly maxCopies: number };
@@ -80,6 +82,8 @@ export interface FleetSpec {
   readonly budget?: { readonly maxTokens: number; readonly tokenRatio: number; readonly drained: number };
   readonly throttle?: { readonly k: number; readonly windowMs: number; readonly minRequests: number };
   readonly gate?: { readonly maxHoldMs?: number; readonly spread: boolean };
+  /** The gate and the throttle run on the world's time as a clock passed in. */
+  readonly clock?: true;
   readonly hedger?: {
     readonly percentile: number;
     readonly maxExtraLoad: number;
@@ -247,6 +251,7 @@ export function optionsArb(fleet: FleetSpec): fc.Arbitrary<CallOptionsSpec> {
         gate: fc.constant(true as const),
         rng: fc.constant(true as const),
         unref: fc.boolean(),
+        clock: fc.constant(true as const),
         hedge: hedgeArb,
         telemetry: fc.constant(true as const),
         name: fc.constantFrom('objects.get', 'sim'),
@@ -284,6 +289,7 @@ export const fleetArb: fc.Arbitrary<FleetSpec> = fc.record(
       { maxHoldMs: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.constant(Infinity)), spread: fc.boolean() },
       { requiredKeys: ['spread'] },
     ),
+    clock: fc.constant(true as const),
     hedger: fc
       .record({
         percentile: fc.constantFrom(0.5, 0.95, 1),

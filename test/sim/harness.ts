@@ -3,6 +3,7 @@
 // seed (so a run replays exactly), unhandled rejections collected, and the driver's own timers
 // tracked so that what is left at the end is the library's.
 import { getEventListeners } from 'node:events';
+import type { RetryClock } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { type InstalledClock, installClock } from '../helpers/clock.js';
 import type { WorldRecord } from './record.js';
@@ -12,6 +13,11 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface Harness {
   readonly clock: InstalledClock;
+  /**
+   * The same virtual time as a clock passed in (the `clock` option of a call, a gate, a
+   * throttle): the engine then queues on its own queue for it, nothing global.
+   */
+  readonly injected: RetryClock;
   /** Virtual milliseconds since the run began. */
   now(): number;
   /** A timer of the driver's own (a start, an abort, a latency), not counted as the library's. */
@@ -53,6 +59,11 @@ export function openHarness(record: WorldRecord, randoms: readonly number[]): Ha
   };
   process.on('unhandledRejection', onUnhandled);
   const now = (): number => clock.now;
+  const injected: RetryClock = {
+    now,
+    setTimeout: (callback, ms) => spy(callback, ms),
+    clearTimeout: (handle) => clock.clearTimeout(handle as never),
+  };
   // The fake clock rethrows what a timer callback threw: in a real process, an uncaught exception.
   const tick = async (ms: number): Promise<void> => {
     try {
@@ -63,6 +74,7 @@ export function openHarness(record: WorldRecord, randoms: readonly number[]): Ha
   };
   return {
     clock,
+    injected,
     now,
     draw,
     later(ms, run) {
@@ -88,8 +100,14 @@ export function openHarness(record: WorldRecord, randoms: readonly number[]): Ha
         own.clear();
         if (clean && before.queued === 0 && !before.timerArmed) {
           const state = queueState();
+          const own = queueState(injected);
           const listeners = signals.reduce((sum, signal) => sum + getEventListeners(signal, 'abort').length, 0);
-          record.leftover = { queued: state.queued, timerArmed: state.timerArmed, timers: clock.countTimers(), listeners };
+          record.leftover = {
+            queued: state.queued + own.queued,
+            timerArmed: state.timerArmed || own.timerArmed,
+            timers: clock.countTimers(),
+            listeners,
+          };
         }
         // Rejections are reported one macrotask late.
         await new Promise((resolve) => setImmediate(resolve));

@@ -21,7 +21,7 @@ describe('the simulation of retry()', () => {
     const h = openHarness(record, [0.5]);
     try {
       for (const world of fc.sample(worldArb(), { numRuns: 300, seed: 1 })) {
-        const shared = makeShared(world.fleet, h.draw);
+        const shared = makeShared(world.fleet, h);
         for (const call of world.calls) {
           for (const key of Object.keys(buildOptions(call.options, shared, h, newCallRecord(0), record).options)) produced.add(key);
         }

@@ -32,13 +32,15 @@ export interface Shared {
   readonly hedger?: ReturnType<typeof createHedger>;
 }
 
-export function makeShared(spec: WorldSpec['fleet'], draw: () => number): Shared {
+export function makeShared(spec: WorldSpec['fleet'], h: Harness): Shared {
+  const { draw } = h;
+  const clock = spec.clock ? { clock: h.injected } : {};
   const budget = spec.budget && createRetryBudget({ maxTokens: spec.budget.maxTokens, tokenRatio: spec.budget.tokenRatio });
   for (let i = 0; i < (spec.budget?.drained ?? 0); i++) budget?.record(false);
   return {
     ...(budget ? { budget } : {}),
-    ...(spec.throttle ? { throttle: createAdaptiveThrottle({ ...spec.throttle, rng: draw }) } : {}),
-    ...(spec.gate ? { gate: createRetryAfterGate({ ...spec.gate, rng: draw }) } : {}),
+    ...(spec.throttle ? { throttle: createAdaptiveThrottle({ ...spec.throttle, rng: draw, ...clock }) } : {}),
+    ...(spec.gate ? { gate: createRetryAfterGate({ ...spec.gate, rng: draw, ...clock }) } : {}),
     ...(spec.hedger ? { hedger: createHedger(spec.hedger) } : {}),
   };
 }
@@ -162,6 +164,7 @@ export function buildOptions(
   if (o.gate && shared.gate) options.gate = recordingGate(shared.gate, h, world);
   if (o.rng) options.rng = h.draw;
   if (o.unref !== undefined) options.unref = o.unref;
+  if (o.clock) options.clock = h.injected;
   let maxCopies = 1;
   if (o.hedge) {
     maxCopies = o.hedge.maxCopies;
@@ -313,7 +316,7 @@ export function sampleFleet(shared: Shared): WorldRecord['fleetSamples'][number]
 export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
   const world = newWorldRecord();
   const h = openHarness(world, spec.randoms);
-  const shared = makeShared(spec.fleet, h.draw);
+  const shared = makeShared(spec.fleet, h);
   const controllers: (AbortController | undefined)[] = [];
   try {
     spec.calls.forEach((call, index) => {
