@@ -56,6 +56,6 @@ export default defineConfig({
     // before any test (see test/setup/load-src.ts), so its top-level code is credited to no
     // single test.
     isolate: false,
-    setupFiles: [...((base.test?.setupFiles ?? []) as string[]), 'test/setup/load-src.ts'],
+    setupFiles: [...((base.test?.setupFiles ?? []) as string[]), 'test/setup/load-src.ts', 'test/setup/mutation-coverage.ts'],
   },
 });

@@ -4,6 +4,13 @@
 // survivors; `npm run test:mutation` stays the measure (docs/reliability.md).
 //
 //   node --import tsx scripts/try-mutants.ts src/fleet/hedger.ts [more files] [-- extra test files]
+//   node --import tsx scripts/try-mutants.ts --disabled src/core/hooks.ts [...]
+//
+// With --disabled it tries the mutants a `// Stryker disable next-line` comment turns off
+// instead (Stryker reports them Ignored, with no coverage), against the tests that cover the
+// mutants within a few lines of them: a comment whose line holds a mutant the tests kill hides
+// more than the one mutant its reason argues about. Run it in a worktree of its own: it writes
+// mutants into src/.
 //
 // A mutant is found again after edits by the text of its line in the reported source; one whose
 // line is gone or ambiguous is listed as "moved" and skipped. Prints each mutant as killed or
@@ -28,7 +35,8 @@ interface Report {
   testFiles: Record<string, { tests: { id: string; name: string }[] }>;
 }
 
-const args = process.argv.slice(2);
+const disabledMode = process.argv.includes('--disabled');
+const args = process.argv.slice(2).filter((a) => a !== '--disabled');
 const split = args.indexOf('--');
 const sources = split < 0 ? args : args.slice(0, split);
 const extraTests = split < 0 ? [] : args.slice(split + 1);
@@ -80,18 +88,20 @@ for (const source of sources) {
   process.once('SIGINT', restore).once('SIGTERM', restore);
   try {
     for (const m of entry.mutants) {
-      if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
+      if (disabledMode ? m.status !== 'Ignored' : m.status !== 'Survived' && m.status !== 'NoCoverage') continue;
       const label = `${source}:${m.location.start.line}:${m.location.start.column} ${m.mutatorName} -> ${JSON.stringify(m.replacement)}`;
       const mutated = mutate(entry.source, original, m);
       if (mutated === undefined) {
         console.log(`moved     ${label}`);
         continue;
       }
-      if (disabled(original, mutated, m.mutatorName)) {
-        console.log(`disabled  ${label}`);
+      if (disabled(original, mutated, m.mutatorName) !== disabledMode) {
+        if (!disabledMode) console.log(`disabled  ${label}`);
         continue;
       }
-      const tests = [...new Set([...(m.coveredBy ?? []).map((id) => fileOfTest.get(id) ?? ''), ...extraTests])].filter(Boolean);
+      const near = disabledMode ? entry.mutants.filter((n) => Math.abs(n.location.start.line - m.location.start.line) <= 4) : [m];
+      const covering = near.flatMap((n) => n.coveredBy ?? []);
+      const tests = [...new Set([...covering.map((id) => fileOfTest.get(id) ?? ''), ...extraTests])].filter(Boolean);
       if (tests.length === 0) {
         console.log(`no tests  ${label}`);
         survivors++;
