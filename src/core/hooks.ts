@@ -9,12 +9,13 @@ import { ignore } from './context.js';
 import type { RetryConfig } from './options.js';
 
 /**
- * Calls `hook` with `event`, isolated from the loop. Returns, for a hook that returned something
+ * Calls `hook`, if given, with `event`, isolated from the loop. Returns, for a hook that returned something
  * (an async hook's promise), a promise that fulfils once that settled, either way.
  */
-export function callHook<E>(hook: (event: E) => unknown, event: E): Promise<unknown> | undefined {
+export function callHook<E>(hook: ((event: E) => unknown) | undefined, event: E): Promise<unknown> | undefined {
   try {
-    const returned = hook(event);
+    // Stryker disable next-line OptionalChaining: equivalent: calling a missing hook throws a TypeError, which the catch below ignores as it would the hook's own
+    const returned = hook?.(event);
     // Stryker disable next-line ConditionalExpression: equivalent when true (Promise.resolve(undefined) has no rejection to ignore); false is the EqualityOperator mutant's case, still tested
     if (returned !== undefined) return Promise.resolve(returned).then(undefined, ignore);
   } catch {
@@ -25,9 +26,7 @@ export function callHook<E>(hook: (event: E) => unknown, event: E): Promise<unkn
 
 /** Tells the call's event stream, if it has one, of `event`. */
 export function emit(config: RetryConfig, event: CallEvent): void {
-  const { onEvent } = config;
-  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
-  if (onEvent !== undefined) callHook(onEvent, event);
+  callHook(config.onEvent, event);
 }
 
 /**
@@ -49,10 +48,8 @@ export function reportSuccess(config: RetryConfig, attempts: number, startedAt: 
   const { onSuccess, onEvent } = config;
   if (onSuccess === undefined && onEvent === undefined) return;
   const elapsedMs = Math.round(config.timers.now() - startedAt);
-  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
-  if (onSuccess !== undefined) callHook(onSuccess, { attempts, elapsedMs, value });
-  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
-  if (onEvent !== undefined) callHook(onEvent, { type: 'success', attempts, elapsedMs });
+  callHook(onSuccess, { attempts, elapsedMs, value });
+  callHook(onEvent, { type: 'success', attempts, elapsedMs });
 }
 
 /**
@@ -70,8 +67,6 @@ export function reportGiveUp(
   const { onGiveUp, onEvent } = config;
   if (onGiveUp === undefined && onEvent === undefined) return;
   const ms = Math.round(elapsedMs ?? config.timers.now() - startedAt);
-  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
-  if (onGiveUp !== undefined) callHook(onGiveUp, { reason, error, attempts, elapsedMs: ms });
-  // Stryker disable next-line ConditionalExpression: equivalent when true (callHook swallows the TypeError of calling undefined); false is the EqualityOperator mutant's case, still tested
-  if (onEvent !== undefined) callHook(onEvent, { type: 'give-up', reason, error, attempts, elapsedMs: ms });
+  callHook(onGiveUp, { reason, error, attempts, elapsedMs: ms });
+  callHook(onEvent, { type: 'give-up', reason, error, attempts, elapsedMs: ms });
 }

@@ -215,8 +215,7 @@ export class HedgedAttempt<T> implements Timed {
     const elapsedMs = this.ctx.elapsedMs + (t - this.#startedAt);
     const { attempt } = this.ctx;
     const copy = this.#sent + 1;
-    // Stryker disable next-line ConditionalExpression: equivalent: callHook swallows the TypeError of a missing hook; the test only spares the event object
-    if (onHedge !== undefined) callHook(onHedge, { attempt, copy, reason, error, delayMs: this.#delayMs, elapsedMs });
+    callHook(onHedge, { attempt, copy, reason, error, delayMs: this.#delayMs, elapsedMs });
     this.host.report({ type: 'hedge', attempt, copy, reason, elapsedMs });
     if (!this.#settled) this.#send(t);
     return 0;
