@@ -17,7 +17,7 @@ export class CallHost implements AttemptHost {
   #askedAbout: unknown = undefined;
   // Stryker disable next-line BooleanLiteral: equivalent; known() reads it only after isTransient() or policyFailed() set it with #askedAbout
   #answer = false;
-  /** When the latest-ending pause a server asked of a copy ends, on the this.config.timers.now() clock; 0 for none. */
+  /** When the latest-ending pause a server asked of a copy ends, on the call's clock; 0 for none. */
   #hintedUntil = 0;
 
   constructor(readonly config: RetryConfig) {}
