@@ -147,6 +147,25 @@ export const INVARIANTS: readonly Invariant[] = [
     }),
   },
   {
+    name: 'gate-hold-capped',
+    promise:
+      'A pause only ever extends: a shorter hint during a longer pause changes nothing, a longer one than `maxHoldMs` (default 64 s) is cut to it',
+    where: 'src/fleet/gate.ts, createRetryAfterGate (docs/fleet.md, "A Retry-After gate")',
+    // From the hints as the server gave them (not as the gate says it applied them): what is left
+    // of the longest capped pause, plus a spread of at most that pause's length.
+    check: (world) =>
+      world.gateWaits.flatMap(({ at, waitMs, maxHoldMs }) => {
+        const bound = world.holds.reduce((most, hold) => {
+          if (hold.at > at || !(hold.ms >= 0)) return most;
+          const pause = Math.min(hold.ms, maxHoldMs);
+          return Math.max(most, hold.at + pause - at + pause);
+        }, 0);
+        return waitMs <= bound
+          ? []
+          : [`the gate answered a wait of ${waitMs} ms at ${at} ms; the hints told it allow ${bound} ms (maxHoldMs ${maxHoldMs})`];
+      }),
+  },
+  {
     name: 'gate-pause',
     promise:
       "when one of them is told to wait (`Retry-After`, gRPC pushback, a 429's RateLimit reset), every call through the gate waits that long before its next attempt, first attempts included",

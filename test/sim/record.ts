@@ -97,10 +97,18 @@ export interface Hold {
   readonly pause: number | undefined;
 }
 
+/** What the gate answered a call that asked how long to wait, and the cap it was made with. */
+export interface GateWait {
+  readonly at: number;
+  readonly waitMs: number;
+  readonly maxHoldMs: number;
+}
+
 export interface WorldRecord {
   readonly calls: CallRecord[];
   readonly sent: Sent[];
   readonly holds: Hold[];
+  readonly gateWaits: GateWait[];
   /** Delays handed to the host's setTimeout above 2^31−1 ms. */
   readonly hugeTimers: number[];
   readonly unhandled: unknown[];
@@ -115,7 +123,7 @@ export interface WorldRecord {
 }
 
 export function newWorldRecord(): WorldRecord {
-  return { calls: [], sent: [], holds: [], hugeTimers: [], unhandled: [], fleetSamples: [], direct: [], seq: 0 };
+  return { calls: [], sent: [], holds: [], gateWaits: [], hugeTimers: [], unhandled: [], fleetSamples: [], direct: [], seq: 0 };
 }
 
 /** An empty record for call `index`, its limits to fill once its options are built. */

@@ -211,7 +211,11 @@ export function buildOptions(
 /** The shared gate, with each pause it is told recorded (as the gate applies it: capped at maxHoldMs). */
 export function recordingGate(gate: ReturnType<typeof createRetryAfterGate>, h: Harness, world: WorldRecord): RetryOptions['gate'] {
   return {
-    waitMs: (remainingMs?: number) => gate.waitMs(remainingMs), // the engine passes the time its call has left
+    waitMs(remainingMs?: number) {
+      const waitMs = gate.waitMs(remainingMs); // the engine passes the time its call has left
+      world.gateWaits.push({ at: h.now(), waitMs, maxHoldMs: gate.maxHoldMs });
+      return waitMs;
+    },
     hold(ms: number) {
       const entry = { at: h.now(), seq: nextSeq(world), ms, pause: undefined as number | undefined };
       world.holds.push(entry);
