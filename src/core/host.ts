@@ -17,8 +17,8 @@ export class CallHost implements AttemptHost {
   #askedAbout: unknown = undefined;
   // Stryker disable next-line BooleanLiteral: equivalent; known() reads it only after isTransient() or policyFailed() set it with #askedAbout
   #answer = false;
-  /** When the latest-ending pause a server asked of a copy ends, on the call's clock; 0 for none. */
-  #hintedUntil = 0;
+  /** When the latest-ending pause a server asked of a copy ends, on the call's clock (of any origin: -Infinity for none). */
+  #hintedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(readonly config: RetryConfig) {}
 

@@ -141,6 +141,32 @@ describe('a call on a clock of its own', () => {
     expect(call.value).toBe('third copy');
   });
 
+  it('a clock of any origin: one that reads below zero makes no pause of its own (a hedged attempt that failed without a hint waits its backoff)', async () => {
+    const fake = FakeTimers.createClock(0);
+    const clock: RetryClock = {
+      now: () => fake.now - 300_000,
+      setTimeout: (run, ms) => fake.setTimeout(run, ms),
+      clearTimeout: (handle) => fake.clearTimeout(handle as FakeTimers.TimerId),
+    };
+    const sentAt: number[] = [];
+    const call = track(
+      retry(
+        () => {
+          sentAt.push(fake.now);
+          if (sentAt.length < 3) throw httpError(503);
+          return 'ok';
+        },
+        { clock, hedge: hedging({ delayMs: 50 }), backoff: constant(100) },
+      ),
+    );
+    await fake.tickAsync(100);
+    // Attempt 1's two copies (the second sent at once when the first failed), then attempt 2.
+    expect(sentAt).toEqual([0, 0, 100]);
+    expect(call.value).toBe('ok');
+    const gate = createRetryAfterGate({ clock, spread: false });
+    expect(gate.waitMs()).toBe(0);
+  });
+
   it('two calls on two clocks do not move each other', async () => {
     const a = virtualClock();
     const b = virtualClock();

@@ -1,24 +1,59 @@
-// Mutation runs only (vitest.mutation.config.ts): gives each test file a coverage map of its own.
-// With one module graph for all files (isolate: false), Stryker's coverage object is one for the
-// whole dry run, and its vitest runner attaches that object to each file's results when the file
-// ends: the hundred-odd files would each carry every test's coverage so far, a copy that grows
-// with every file (over 6 GB, out of memory, once the adapters were mutated too). A fresh map of
-// per-test coverage at each file's start keeps what a file carries to its own tests; the map of
-// static coverage (hits while no test runs) stays one, shared, since it only grows while modules
-// load. The runner merges the files' maps, so nothing is lost.
-import { beforeAll, inject } from 'vitest';
+// Mutation runs only (vitest.mutation.config.ts): each test file reports the coverage of its own
+// tests. With one module graph for all files (isolate: false), Stryker's coverage object is one
+// for the whole dry run, and its vitest runner attaches that object to each file's results when
+// the file ends: the hundred-odd files would each carry every test's coverage so far, a copy that
+// grows with every file (over 6 GB, out of memory, once the adapters were mutated too). So the
+// runner's one read of it per file, made by its own afterAll hook right after this file's, gets a
+// copy holding this file's tests and the static coverage; every other reader (the instrumented
+// code, which keeps what it reads first) gets the whole object. The runner merges the copies.
+import { afterAll, inject } from 'vitest';
 
-interface StrykerNamespace {
-  mutantCoverage?: { static: Record<string, number>; perTest: Record<string, Record<string, number>> };
+interface Coverage {
+  static: Record<string, number>;
+  perTest: Record<string, Record<string, number>>;
+}
+interface Namespace {
+  mutantCoverage?: Coverage;
+  /** Set once the accessor below is in place (setup files run again for every test file). */
+  coveragePerFile?: true;
+  /** Makes the next read of `mutantCoverage` a copy of `file`'s tests only. */
+  fileEnds?: (file: string) => void;
 }
 
 // Provided by Stryker's vitest runner; undefined when the config runs without Stryker.
 const namespace = inject('globalNamespace' as never) as string | undefined;
 
 if (namespace !== undefined) {
-  beforeAll(() => {
-    const ns = (globalThis as unknown as Record<string, StrykerNamespace | undefined>)[namespace];
-    const coverage = ns?.mutantCoverage;
-    if (ns !== undefined && coverage !== undefined) ns.mutantCoverage = { static: coverage.static, perTest: {} };
+  const scope = globalThis as unknown as Record<string, Namespace | undefined>;
+  const ns = (scope[namespace] ??= {});
+  if (ns.coveragePerFile === undefined) {
+    ns.coveragePerFile = true;
+    let whole = ns.mutantCoverage;
+    let next: Coverage | undefined;
+    Object.defineProperty(ns, 'mutantCoverage', {
+      configurable: true,
+      get: () => {
+        const answer = next ?? whole;
+        next = undefined;
+        return answer;
+      },
+      set: (value: Coverage) => {
+        whole = value;
+      },
+    });
+    // Registered after the runner's hook (its setup file comes first) and so run just before it:
+    // afterAll hooks run in the reverse order of registration (sequence.hooks 'stack'). Nothing
+    // runs between the two hooks, so the runner's read is the next one.
+    ns.fileEnds = (file: string): void => {
+      if (whole === undefined) return;
+      const prefix = `${file}#`;
+      const perTest: Coverage['perTest'] = {};
+      for (const id of Object.keys(whole.perTest)) if (id.startsWith(prefix)) perTest[id] = whole.perTest[id] as Record<string, number>;
+      next = { static: whole.static, perTest };
+    };
+  }
+  afterAll((_context, suite) => {
+    const file = (suite as { file?: { filepath?: string } }).file?.filepath ?? (suite as { filepath?: string }).filepath;
+    if (file !== undefined) ns.fileEnds?.(file);
   });
 }
