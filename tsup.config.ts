@@ -67,6 +67,7 @@ export const libraryBuild: Options = {
     grpc: 'src/grpc/index.ts',
     'tanstack-query': 'src/tanstack-query/index.ts',
     axios: 'src/axios/index.ts',
+    redis: 'src/redis/index.ts',
     testing: 'src/testing/index.ts',
   },
   format: ['esm', 'cjs'],

@@ -4,7 +4,10 @@
  * BENCHMARKS.md. Each timing and memory measurement runs in fresh processes, several times;
  * the tables give the median and the range.
  *
- *   npm run bench -- [--runs 3] [--rounds 3] [--calls 50000] [--only speed,memory,size]
+ * The `redis` section compares the success path through a gate shared by Redis with the
+ * in-process gate (bench/redis-gate.ts; it starts a redis-server of its own).
+ *
+ *   npm run bench -- [--runs 3] [--rounds 3] [--calls 50000] [--only speed,memory,size,redis]
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -14,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { contenders } from './contenders.js';
 import type { Library } from './library.js';
 import { sleepers } from './memory.js';
+import { GATES } from './redis-gate.js';
 import { SIZE_BUDGETS, featureTable, measureBundle, moduleTable } from './size.js';
 import type { SpeedRun } from './speed.js';
 
@@ -22,7 +26,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     rounds: { type: 'string', default: '3' },
     calls: { type: 'string', default: '50000' },
-    only: { type: 'string', default: 'speed,memory,size' },
+    only: { type: 'string', default: 'speed,memory,size,redis' },
   },
 });
 const runs = positiveInteger('runs', values.runs);
@@ -77,6 +81,26 @@ if (only.has('speed')) {
     console.log(`| ${name} | ${median(runMedians).toFixed(2)} | ${range(runMedians, 2)} | ${ns.toFixed(0)} |`);
   }
   console.log();
+}
+
+if (only.has('redis')) {
+  console.log(`## Success path through a gate: Redis-shared vs in-process (${runs} processes each, alternating × ${rounds} rounds)\n`);
+  console.log('| gate | × bare (median) | range over processes | ns per call (median) |');
+  console.log('|---|---:|---:|---:|');
+  const medians: Record<string, number> = {};
+  const perKind: Record<string, SpeedRun[]> = { local: [], redis: [] };
+  // Alternated, so that load that comes and goes falls on both.
+  for (let i = 0; i < runs; i++)
+    for (const kind of ['local', 'redis']) perKind[kind]?.push(child<SpeedRun>('./redis-gate.ts', [kind, String(rounds)]));
+  for (const [kind, name] of Object.entries(GATES)) {
+    const runMedians = (perKind[kind] ?? []).map((run) => median(run.ratios[name] ?? []));
+    const ns = median((perKind[kind] ?? []).flatMap((run) => run.nanoseconds[name] ?? []));
+    medians[kind] = median(runMedians);
+    console.log(`| ${name} | ${median(runMedians).toFixed(2)} | ${range(runMedians, 2)} | ${ns.toFixed(0)} |`);
+  }
+  console.log(
+    `\nRedis gate ÷ in-process gate: ${((medians.redis as number) / (medians.local as number)).toFixed(2)}× (issue 36's target: 1.1×)\n`,
+  );
 }
 
 if (only.has('memory')) {

@@ -32,11 +32,12 @@ export const ENTRIES = {
   'tenacious/grpc': 'src/grpc/index.ts',
   'tenacious/tanstack-query': 'src/tanstack-query/index.ts',
   'tenacious/axios': 'src/axios/index.ts',
+  'tenacious/redis': 'src/redis/index.ts',
   'tenacious/testing': 'src/testing/index.ts',
 } as const;
 
 /** Packages the measured bundles import instead of holding: the peer dependencies. */
-export const EXTERNAL = ['@opentelemetry/api', 'axios', '@grpc/grpc-js', 'undici'];
+export const EXTERNAL = ['@opentelemetry/api', 'axios', '@grpc/grpc-js', 'undici', 'redis', 'ioredis'];
 
 /** The main entry's name, as a budget's source imports it. */
 export const ENTRY = 'tenacious';
@@ -204,6 +205,16 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     limitBytes: 17_350,
   },
   {
+    // Issue 36: tenacious/redis: createRedisGate, the Retry-After gate shared through a Redis key;
+    // the client is the application's, duck-typed (nothing of redis or ioredis imported). 4,071 B:
+    // the two Lua scripts and the checks on what Redis sends back (777), the two clients' shapes
+    // (693), the sharing (470), the entry's options (432), and the in-process gate and options reader under it.
+    name: "the entry 'tenacious/redis'",
+    source: `export * from '${ENTRY}/redis';`,
+    targetBytes: undefined,
+    limitBytes: 4200,
+  },
+  {
     // Issue 22's target. 20,863 B measured: the subpath entries move bytes out of the main
     // entry, they do not make the library smaller (20,840 B for the whole package before).
     name: 'every entry together',
@@ -228,7 +239,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 35,486 B. The adapters and the kit are entries of their own: no application bundles them
     // all, and each costs an application that imports it what the table above gives.
     // 37,600 for issues 34 and 35 (37,084 B): the sum of the growth above.
-    limitBytes: 37_600,
+    // 39,900 for issue 36's tenacious/redis (37,377 → 39,661 B, +2,284): its own entry (see its budget).
+    limitBytes: 39_900,
   },
 ];
 

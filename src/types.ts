@@ -182,7 +182,7 @@ export interface RetryOptions<T = unknown> {
   unref?: boolean;
   /**
    * The clock the call reads time from and sets its timers on: its deadline, waits, attempt
-   * timeouts and hedging delays. Default {@link systemClock}, the host's `performance.now()`
+   * timeouts and hedging delays. Default `systemClock`, the host's `performance.now()`
    * and `setTimeout`, looked up at each use, so fake timers a test installs (`@sinonjs/fake-timers`,
    * `vi.useFakeTimers()`, `node:test`'s `mock.timers`) work without passing anything. Pass a
    * virtual clock to run calls in a time of your own without touching the globals.

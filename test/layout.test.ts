@@ -20,8 +20,8 @@ const LAYERS: ReadonlyArray<readonly [name: string, test: RegExp]> = [
   ['classify', /^classify\//],
   ['core', /^core\//],
   ['fleet', /^fleet\//],
-  ['fetch/google/presets/otel/adapters', /^(fetch|google|presets|otel|undici|axios|grpc|tanstack-query|testing)\/(?!index\.ts$)/],
-  ['cli/entry points', /^(cli\/|((fetch|google|otel|undici|axios|grpc|tanstack-query|testing)\/)?index\.ts$)/],
+  ['fetch/google/presets/otel/adapters', /^(fetch|google|presets|otel|undici|axios|grpc|tanstack-query|redis|testing)\/(?!index\.ts$)/],
+  ['cli/entry points', /^(cli\/|((fetch|google|otel|undici|axios|grpc|tanstack-query|redis|testing)\/)?index\.ts$)/],
 ];
 
 /** The package's entry points (package.json "exports", tsup.config.ts): re-exports only. */
@@ -35,6 +35,7 @@ const ENTRY_POINTS = [
   'tanstack-query/index.ts',
   'grpc/index.ts',
   'undici/index.ts',
+  'redis/index.ts',
 ];
 
 function sourceFiles(dir: string): string[] {

@@ -13,6 +13,7 @@ import { runHedging } from './hedging.js';
 import { LOADED, loadedHeadline, loadedTable, runLoaded } from './hedging-load.js';
 import { BUDGET_CASES, budgetTable, runBudgets } from './budgets.js';
 import { type RateLimitConfig, type RateLimitResult, rateLimitTable, runRateLimit } from './rate-limit.js';
+import { type FleetGateConfig, fleetGateLine, runFleetGate } from './fleet-gate.js';
 import { writeFleetDocs } from '../../scripts/fleet-docs.js';
 import { seededRandom } from './random.js';
 import { type ContentionRow, contentionChart, contentionTables, lockstepChart, lockstepTable, outageChart, outageTable } from './report.js';
@@ -128,6 +129,16 @@ async function runLockstep(): Promise<Array<LockstepResult & { name: string; cha
 type RateLimitRow = RateLimitResult & { name: string };
 const RATE_LIMIT: RateLimitConfig = { limitPerSecond: 20, arrivalsPerSecond: 40, arrivalMs: SMALL ? 2000 : 10_000, seed: RANDOM_START };
 
+// --- Scenario: the same storm on a fleet, a gate per process or one shared (tenacious/redis) --
+
+const FLEET_GATE: FleetGateConfig = {
+  processes: SMALL ? 10 : 50,
+  callsPerSecond: 2,
+  arrivalMs: SMALL ? 2000 : 10_000,
+  limitPerSecond: SMALL ? 10 : 50,
+  seed: RANDOM_START,
+};
+
 // --- Report --------------------------------------------------------------------------------
 
 const contentionRows = await runContention();
@@ -145,6 +156,8 @@ const loadedRows = await runLoaded(RANDOM_START, progress, loadedSize);
 const budgetRows = await runBudgets(SMALL ? 20 : 100, RANDOM_START, progress, SMALL ? BUDGET_CASES.slice(0, 2) : BUDGET_CASES);
 const rateLimitRows = await runRateLimit(RATE_LIMIT);
 progress('rate limit: a 429 storm with and without a gate');
+const fleetGateRun = await runFleetGate(FLEET_GATE);
+progress(`rate limit: ${FLEET_GATE.processes} processes, a gate each or one shared`);
 writeFileSync(docs('hedging-latency.svg'), hedgingRun.svg);
 
 const kindNames = KINDS.map((k) => k.name);
@@ -216,6 +229,7 @@ const fragments: Record<string, string> = {
   'budget-table': budgetTable(budgetRows),
   'gate-table': rateLimitTable(RATE_LIMIT, rateLimitRows),
   'gate-fewer': `${fewer((rateLimitRows[1] as RateLimitRow).requests, (rateLimitRows[0] as RateLimitRow).requests)} fewer requests`,
+  'gate-fleet': ['```text', fleetGateLine(FLEET_GATE, fleetGateRun), '```'].join('\n'),
 };
 writeFileSync(docs('fleet-sim.json'), `${JSON.stringify(fragments, null, 2)}\n`);
 if (intoDocs && !SMALL) {
@@ -278,6 +292,12 @@ const out = [
   'The server admits 20 requests per one-second window and answers the rest 429 with Retry-After = the seconds left in it.',
   '',
   fragments['gate-table'],
+  '',
+  `## The storm on a fleet: ${FLEET_GATE.processes} processes × ${FLEET_GATE.callsPerSecond} calls/s for ${FLEET_GATE.arrivalMs / 1000} s; the API admits ${FLEET_GATE.limitPerSecond}/s`,
+  '',
+  'A gate per process, or one shared by the fleet (tenacious/redis; a pause reaches the others after two network hops).',
+  '',
+  fragments['gate-fleet'],
   '',
   fragments['hedging-lines'],
   '',

@@ -100,9 +100,10 @@ export function createRetryAfterGate(options: RetryAfterGateOptions = {}): Retry
     rng = Math.random,
     clock = systemClock,
   } = readChecked('createRetryAfterGate', options, RULES) as RetryAfterGateOptions;
-  // When the pause ends, on the engine's clock (0 while none was asked for), and how long the
-  // pause that set it was: the span over which the held calls come back.
-  let openAt = 0;
+  // When the pause ends, on the gate's clock (-Infinity while none was asked for: a clock of any
+  // origin may read below 0), and how long the pause that set it was: the span over which the
+  // held calls come back.
+  let openAt = Number.NEGATIVE_INFINITY;
   let pauseMs = 0;
   return {
     maxHoldMs,

@@ -2,7 +2,7 @@
 // included, bounded by each call's deadline and signal. In virtual time.
 import { describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
-import { RetryError, createRetryAfterGate, hedging, retry } from '../../src/index.js';
+import { RetryError, createRetryAfterGate, hedging, retry, systemClock } from '../../src/index.js';
 import { scriptedFetch } from '../../src/testing/index.js';
 import { script, withRetryAfter } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
@@ -26,6 +26,16 @@ describe('createRetryAfterGate', () => {
     expect(gate.waitMs()).toBe(4000);
     clock.tick(4000);
     expect(gate.waitMs()).toBe(0);
+    clock.tick(1000);
+    expect(gate.waitMs()).toBe(0);
+  });
+
+  it('is open at first on a clock that reads below 0 (a clock may have any origin)', () => {
+    const below = { ...systemClock, now: () => systemClock.now() - 3_600_000 };
+    const gate = createRetryAfterGate({ spread: false, clock: below });
+    expect(gate.waitMs()).toBe(0);
+    gate.hold(1000);
+    expect(gate.waitMs()).toBe(1000);
     clock.tick(1000);
     expect(gate.waitMs()).toBe(0);
   });

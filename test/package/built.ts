@@ -24,12 +24,14 @@ export const ENTRIES = [
   { specifier: 'tenacious/grpc', source: 'src/grpc/index.ts', dist: 'grpc' },
   { specifier: 'tenacious/tanstack-query', source: 'src/tanstack-query/index.ts', dist: 'tanstack-query' },
   { specifier: 'tenacious/axios', source: 'src/axios/index.ts', dist: 'axios' },
+  { specifier: 'tenacious/redis', source: 'src/redis/index.ts', dist: 'redis' },
   { specifier: 'tenacious/testing', source: 'src/testing/index.ts', dist: 'testing' },
 ] as const;
 
 /**
  * What an entry may import from outside the package: its optional peer dependency (`tenacious/otel`
- * at load, `tenacious/axios` at its first request; the other adapters use their peers' types only).
+ * at load, `tenacious/axios` at its first request; the other adapters use their peers' types only,
+ * and `tenacious/redis` none: the application passes its own client).
  */
 export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonly string[]> = {
   tenacious: [],
@@ -40,6 +42,7 @@ export const PEER_IMPORTS: Record<(typeof ENTRIES)[number]['specifier'], readonl
   'tenacious/grpc': [],
   'tenacious/tanstack-query': [],
   'tenacious/axios': ['axios'],
+  'tenacious/redis': [],
   'tenacious/testing': [],
 };
 

@@ -52,6 +52,7 @@ const LEAST_EXPORTS: Record<(typeof ENTRIES)[number]['specifier'], number> = {
   'tenacious/grpc': 4,
   'tenacious/tanstack-query': 3,
   'tenacious/axios': 5,
+  'tenacious/redis': 4,
   'tenacious/testing': 14,
 };
 

@@ -67,6 +67,7 @@ const LANDMARK: Record<(typeof ENTRIES)[number]['specifier'], string> = {
   'tenacious/grpc': 'grpcRetryInterceptor',
   'tenacious/tanstack-query': 'queryRetry',
   'tenacious/axios': 'attachRetry',
+  'tenacious/redis': 'createRedisGate',
   'tenacious/testing': 'has no answer: the script has',
 };
 

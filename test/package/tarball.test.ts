@@ -75,7 +75,14 @@ describe('the packed tarball', () => {
     }
     // The adapters' clients and tenacious/otel's API: optional, so npm installs them only for an
     // application that has them already.
-    const peers = { '@grpc/grpc-js': '^1.10.0', '@opentelemetry/api': '^1.7.0', axios: '^1.5.0', undici: '>=7.0.0' };
+    const peers = {
+      '@grpc/grpc-js': '^1.10.0',
+      '@opentelemetry/api': '^1.7.0',
+      axios: '^1.5.0',
+      ioredis: '>=5.0.0',
+      redis: '>=4.0.0',
+      undici: '>=7.0.0',
+    };
     expect(manifest.peerDependencies).toEqual(peers);
     expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(Object.keys(peers).map((name) => [name, { optional: true }])));
     const installed = (await readdir(join(consumer, 'node_modules'))).filter((name) => !name.startsWith('.'));
@@ -314,8 +321,8 @@ describe('importing the installed package by name', () => {
   });
 });
 
-describe('a project without the optional peers (no axios, undici, grpc-js, OpenTelemetry API or TanStack Query)', () => {
-  const ADAPTERS = ENTRIES.filter(({ specifier }) => PEER_IMPORTS[specifier].length > 0 || /undici|grpc|tanstack/.test(specifier));
+describe('a project without the optional peers (no axios, undici, grpc-js, OpenTelemetry API, TanStack Query or Redis client)', () => {
+  const ADAPTERS = ENTRIES.filter(({ specifier }) => PEER_IMPORTS[specifier].length > 0 || /undici|grpc|tanstack|redis/.test(specifier));
 
   // Each adapter entry on its own, in a fresh process, so one entry's failure cannot hide another's.
   // tenacious/axios loads; a request where axios cannot be loaded then fails naming it: tried with
@@ -363,6 +370,7 @@ describe('a project without the optional peers (no axios, undici, grpc-js, OpenT
       'tenacious/axios',
       'tenacious/grpc',
       'tenacious/otel',
+      'tenacious/redis',
       'tenacious/tanstack-query',
       'tenacious/undici',
     ]);

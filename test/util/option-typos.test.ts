@@ -19,6 +19,7 @@ import {
 import { attachRetry } from '../../src/axios/index.js';
 import { observeFleet, otelTelemetry } from '../../src/otel/index.js';
 import { queryRetry } from '../../src/tanstack-query/index.js';
+import { createRedisGate } from '../../src/redis/index.js';
 import { scriptedFetch } from '../../src/testing/index.js';
 import { tenaciousInterceptor } from '../../src/undici/index.js';
 
@@ -92,6 +93,7 @@ const TYPOS: ReadonlyArray<readonly [string, () => unknown, string, string]> = [
     'grpcRetryInterceptor: unknown option "maxAttempt"',
   ],
   ['queryRetry', () => queryRetry(bad({ maxAtempts: 3 })), 'maxAttempts', 'queryRetry: unknown option "maxAtempts"'],
+  ['createRedisGate', () => createRedisGate(bad({ key: 'k', onErorr: () => {} })), 'onError', 'createRedisGate: unknown option "onErorr"'],
   ['scriptedFetch', () => scriptedFetch([], bad({ runtme: 'node' })), 'runtime', 'scriptedFetch: unknown option "runtme"'],
 ];
 
