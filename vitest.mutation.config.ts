@@ -32,7 +32,6 @@ export default defineConfig({
       'test/tanstack-query/**/*.test.ts',
       'test/axios/**/*.test.ts',
       'test/testing/**/*.test.ts',
-      'test/redis/**/*.test.ts',
     ],
     exclude: [
       'test/cli/main.test.ts',
