@@ -25,7 +25,8 @@ const namespace = inject('globalNamespace' as never) as string | undefined;
 
 if (namespace !== undefined) {
   const scope = globalThis as unknown as Record<string, Namespace | undefined>;
-  const ns = (scope[namespace] ??= {});
+  scope[namespace] ??= {};
+  const ns = scope[namespace] as Namespace;
   if (ns.coveragePerFile === undefined) {
     ns.coveragePerFile = true;
     let whole = ns.mutantCoverage;

@@ -156,7 +156,9 @@ describe('settle() over a clock passed in', () => {
 
   it('refuses what is no clock, and a bad maxTimers, naming them', async () => {
     for (const bad of [null, 3, 'clock', undefined]) {
-      await expect(settle(Promise.resolve(1), bad as never)).rejects.toThrow(new TypeError(`settle: clock must be a fake clock, got ${String(bad)}`));
+      await expect(settle(Promise.resolve(1), bad as never)).rejects.toThrow(
+        new TypeError(`settle: clock must be a fake clock, got ${String(bad)}`),
+      );
     }
     await expect(settle(Promise.resolve(1), {} as never)).rejects.toThrow(
       new TypeError(
