@@ -21,15 +21,18 @@ export type Library = typeof import('../src/index.js') &
  * src/otel/index.ts) into one temporary ES module and imports it. `@opentelemetry/api` is
  * bundled with it: with no SDK registered, its tracer and meter are the API's no-op ones.
  */
-export async function loadLibrary(): Promise<Library> {
+export function loadLibrary(): Promise<Library> {
+  return bundleAndImport<Library>(['src/index.ts', 'src/fetch/index.ts', 'src/google/index.ts', 'src/otel/index.ts'], 'index');
+}
+
+/**
+ * Bundles `entries` (paths from the repository's root) as users get them, into one temporary ES
+ * module named `name`, and imports it.
+ */
+export async function bundleAndImport<T>(entries: readonly string[], name: string): Promise<T> {
   const result = await build({
     stdin: {
-      contents: [
-        "export * from './src/index.ts';",
-        "export * from './src/fetch/index.ts';",
-        "export * from './src/google/index.ts';",
-        "export * from './src/otel/index.ts';",
-      ].join('\n'),
+      contents: entries.map((entry) => `export * from './${entry}';`).join('\n'),
       resolveDir: new URL('..', import.meta.url).pathname,
       loader: 'ts',
     },
@@ -39,7 +42,7 @@ export async function loadLibrary(): Promise<Library> {
     target: 'es2022',
     write: false,
   });
-  const file = join(mkdtempSync(join(tmpdir(), 'tenacious-bench-')), 'index.mjs');
+  const file = join(mkdtempSync(join(tmpdir(), 'tenacious-bench-')), `${name}.mjs`);
   writeFileSync(file, result.outputFiles[0]?.contents ?? '');
-  return (await import(pathToFileURL(file).href)) as Library;
+  return (await import(pathToFileURL(file).href)) as T;
 }

@@ -12,14 +12,11 @@
  *   node --expose-gc --import tsx bench/redis-gate.ts <local|redis> [rounds]
  * prints one JSON line, a `SpeedRun`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { measure } from 'mitata';
 import { createClient } from 'redis';
 import { startRedis } from '../test/redis/server.js';
+import { bundleAndImport } from './library.js';
 import type { SpeedRun } from './speed.js';
 
 /** The two gates compared, by the name the tables print. */
@@ -31,22 +28,8 @@ export const GATES = {
 type Library = typeof import('../src/index.js') & typeof import('../src/redis/index.js');
 
 /** The main entry and tenacious/redis bundled by esbuild, as users get them (see bench/library.ts). */
-async function loadLibrary(): Promise<Library> {
-  const result = await build({
-    stdin: {
-      contents: "export * from './src/index.ts';\nexport * from './src/redis/index.ts';",
-      resolveDir: new URL('..', import.meta.url).pathname,
-      loader: 'ts',
-    },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    write: false,
-  });
-  const file = join(mkdtempSync(join(tmpdir(), 'tenacious-bench-')), 'redis.mjs');
-  writeFileSync(file, result.outputFiles[0]?.contents ?? '');
-  return (await import(pathToFileURL(file).href)) as Library;
+function loadLibrary(): Promise<Library> {
+  return bundleAndImport<Library>(['src/index.ts', 'src/redis/index.ts'], 'redis');
 }
 
 /** Measures the call through gate `kind`, `rounds` times, in this process. */
