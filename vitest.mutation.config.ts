@@ -13,7 +13,9 @@ import base from './vitest.config.js';
 // one module graph shared by every file cannot promise: fetch.test.ts covers the same hook; and
 // the kit's runs under each framework's fake clock (test/testing/fake-clocks.test.ts): sinon's
 // and vitest's fake timers installed one after the other in one process left later real-client
-// tests (grpc-js) hanging; test/runtime/clock.test.ts covers which clock the library follows).
+// tests (grpc-js) hanging; test/runtime/clock.test.ts covers which clock the library follows); and
+// the Redis gate's fleet test (test/redis/fleet.test.ts): its four processes run the gate outside
+// the runner, where per-test coverage cannot follow; redis-gate.test.ts covers the same code.
 export default defineConfig({
   test: {
     ...base.test,
@@ -32,6 +34,7 @@ export default defineConfig({
       'test/tanstack-query/**/*.test.ts',
       'test/axios/**/*.test.ts',
       'test/testing/**/*.test.ts',
+      'test/redis/**/*.test.ts',
     ],
     exclude: [
       'test/cli/main.test.ts',
@@ -42,6 +45,7 @@ export default defineConfig({
       'test/otel/demo.test.ts',
       'test/otel/http.test.ts',
       'test/testing/fake-clocks.test.ts',
+      'test/redis/fleet.test.ts',
       // They load an adapter entry with its peer mocked away (vi.doMock, vi.resetModules): in the
       // one module graph below, the modules they reload are then credited to them, and the static
       // mutants of every module reloaded (tables of error codes, option rules) are run against a

@@ -114,6 +114,7 @@ export function runWithRetries(request: RunRequest, io: RunIO): RetryingRun {
     const armFor = (leftMs: number): void => {
       timer = setTimeout(
         () => {
+          // Stryker disable next-line EqualityOperator: equivalent: with exactly MAX_TIMER_DELAY left, >= arms one more timer, of 0 ms: the attempt ends at the same moment
           if (leftMs > MAX_TIMER_DELAY) return armFor(leftMs - MAX_TIMER_DELAY);
           timedOut = true;
           terminate(`tenacious: attempt ${ctx.attempt} still running after ${formatDuration(attemptTimeoutMs)} (--attempt-timeout)`);

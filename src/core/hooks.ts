@@ -35,11 +35,9 @@ export function emit(config: RetryConfig, event: CallEvent): void {
  */
 export function reportRetry(config: RetryConfig, event: RetryEvent, source: 'backoff' | 'server'): Promise<unknown> | undefined {
   const held = callHook(config.onRetry, event);
-  const { onEvent } = config;
-  if (onEvent !== undefined) {
-    const { attempt, error, delayMs, elapsedMs } = event;
-    callHook(onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
-  }
+  // The event is made without a stream too: a retry is about to wait, and a guard here would only be a branch more.
+  const { attempt, error, delayMs, elapsedMs } = event;
+  callHook(config.onEvent, { type: 'retry', attempt, error, delayMs, source, elapsedMs });
   return held;
 }
 

@@ -201,7 +201,8 @@ export class Run<T> implements Timed, AbortWatcher {
   #wake(t: number): void {
     const runs = this.#more;
     const deadlineAt = this.#runStart() + this.#config.deadlineMs;
-    if (runs?.hook === HOOK_RUNNING && t < deadlineAt) {
+    // At or past the deadline too: the deadline queued is then already due, and gives up.
+    if (runs?.hook === HOOK_RUNNING) {
       runs.hook = HOOK_AWAITED;
       return this.#config.timers.schedule(this, deadlineAt);
     }

@@ -97,10 +97,8 @@ function readForeign(input: unknown, where: string): ReadRequest | undefined {
     throw new TypeError(`${where}: input.method must be a string when input has a url (it is read as a Request), got ${describe(method)}`);
   }
   const fields: Record<string, unknown> = {};
-  for (const key of COPIED) {
-    const value = memberOf(input, key);
-    if (value !== undefined) fields[key] = value;
-  }
+  // A member it lacks is copied as undefined, which fetch reads as not given.
+  for (const key of COPIED) fields[key] = memberOf(input, key);
   const body = memberOf(input, 'body');
   if (body !== undefined && body !== null) {
     // The stream itself, read by the one attempt that sends it.

@@ -76,9 +76,10 @@ export function methodPolicy(where: string, path: string, fields: Record<string,
  * (`limit` Infinity) must the count itself be exact, a safe integer.
  */
 function readAttempts(where: string, path: string, value: unknown, limit: number): number {
-  const whole = typeof value === 'number' && (Number.isInteger(value) || value === Number.POSITIVE_INFINITY) && value >= 2;
+  // Number.isInteger() is false of anything but a number.
+  const whole = (Number.isInteger(value) || value === Number.POSITIVE_INFINITY) && (value as number) >= 2;
   if (!whole) throw docError(where, path, 'be a whole number >= 2 (gRFC A6)', value, typeof value === 'number');
-  const n = Math.min(value, limit);
+  const n = Math.min(value as number, limit);
   if (!Number.isSafeInteger(n)) {
     const rule = `be a whole number from 2 to ${Number.MAX_SAFE_INTEGER} without a cap (maxAttemptsLimit: Infinity)`;
     throw docError(where, path, rule, value, true);

@@ -122,16 +122,14 @@ function mergeBackoff(
     );
   }
   const policy: Record<string, unknown> = { ...base };
-  if (maxDelayMs !== undefined) policy.maxDelayMs = maxDelayMs;
   for (const key of Object.keys(BACKOFF_RULES)) {
     if (fields?.[key] !== undefined) policy[key] = fields[key];
   }
   const merged = policy as unknown as BackoffPolicy;
   if (fields?.jitter === undefined) merged.jitter = scaledJitter(base, merged.initialDelayMs);
-  // The preset's cap is a default: it follows a larger start of the caller's, as retry()'s does.
-  if (maxDelayMs === undefined && explicitMax === undefined) {
-    merged.maxDelayMs = defaultCap(base.maxDelayMs, merged.initialDelayMs, fields?.jitter);
-  }
+  // The shorthand, else the backoff's own (they agree when both are given), else the preset's
+  // cap as a default, which follows a larger start of the caller's, as retry()'s does.
+  merged.maxDelayMs = maxDelayMs ?? (explicitMax as number | undefined) ?? defaultCap(base.maxDelayMs, merged.initialDelayMs, fields?.jitter);
   return freezeBackoff(merged);
 }
 

@@ -9,11 +9,6 @@
 import type { RetryClock } from '../types.js';
 import { type FieldRule, hasMethods } from '../util/check.js';
 
-/** `performance.now()`, looked up at each call so that a virtual clock installed later counts. */
-export function now(): number {
-  return globalThis.performance.now();
-}
-
 type Clock = { now(): number };
 let clockSource: Clock | undefined;
 let clockNow: Clock['now'] | undefined;

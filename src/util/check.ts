@@ -91,15 +91,15 @@ export function answerOf(where: string, option: string, answer: unknown): boolea
 /**
  * When a sync-only option returned a thenable (an `async` predicate, `delay` or `rng`), handles
  * its rejection before the option is refused: nobody will ever read it, and a rejection left
- * unhandled ends a Node process in its default mode. Anything else is left alone. Never throws,
- * whatever an odd thenable's `then` does.
+ * unhandled ends a Node process in its default mode. Anything else adopted is simply fulfilled.
+ * Never throws, whatever an odd thenable's `then` does.
  */
 export function ignoreRejection(value: unknown): void {
   try {
     // Promise.resolve adopts any thenable; a `then` that throws rejects the adopting promise, handled here too.
-    if (typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function') Promise.resolve(value).then(undefined, ignore);
+    Promise.resolve(value).then(undefined, ignore);
   } catch {
-    // A `then` getter that throws: there is no promise to handle.
+    // A promise whose `constructor` getter throws: Promise.resolve reads it, and there is nothing to handle.
   }
 }
 

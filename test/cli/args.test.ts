@@ -266,6 +266,12 @@ describe('readArgs: bad command lines name the flag and the value', () => {
     expect(usageError(argv)).toContain(message);
   });
 
+  it('takes an --initial-delay of 0 with any jitter but decorrelated', () => {
+    for (const jitter of ['full', 'none', 'equal']) {
+      expect(readRun(['--jitter', jitter, '--initial-delay', '0', '--', 'x']).backoff).toMatchObject({ initialDelayMs: 0, jitter });
+    }
+  });
+
   it('suggests a flag only when one is close to the name typed, and never for a short option', () => {
     expect(usageError(['--retry', '--', 'x'])).toBe('unknown option --retry (did you mean --retry-on?)');
     expect(usageError(['--verbose', '--', 'x'])).toBe('unknown option --verbose');

@@ -17,23 +17,7 @@ import {
 } from '../../src/index.js';
 import { retryFetch } from '../../src/fetch/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
-import { httpError, track } from '../helpers/clock.js';
-
-/** A virtual clock that is not installed: only what is given it moves with it. */
-function virtualClock(): RetryClock & { readonly fake: FakeTimers.Clock; readonly armed: number[] } {
-  const fake = FakeTimers.createClock(0);
-  const armed: number[] = [];
-  return {
-    fake,
-    armed,
-    now: () => fake.now,
-    setTimeout(callback, ms) {
-      armed.push(ms);
-      return fake.setTimeout(callback, ms);
-    },
-    clearTimeout: (handle) => fake.clearTimeout(handle as FakeTimers.TimerId),
-  };
-}
+import { httpError, track, virtualClock } from '../helpers/clock.js';
 
 const constant = (ms: number) => ({ initialDelayMs: ms, multiplier: 1, maxDelayMs: ms, jitter: 'none' }) as const;
 
@@ -43,6 +27,16 @@ afterEach(() => {
 });
 
 describe('a call on a clock of its own', () => {
+  it('shares one timer queue among the calls on one clock: one timer armed for all their waits', async () => {
+    const clock = virtualClock();
+    const failing = () => retry(() => Promise.reject(httpError(503)), { clock, maxAttempts: 2, backoff: constant(1000) }).catch(() => 'gave up');
+    const calls = [failing(), failing(), failing()];
+    await clock.fake.tickAsync(0);
+    expect(clock.fake.countTimers()).toBe(1);
+    await clock.fake.tickAsync(1000);
+    expect(await Promise.all(calls)).toEqual(['gave up', 'gave up', 'gave up']);
+  });
+
   it('waits on that clock alone: the next attempt comes when it is ticked, not before', async () => {
     const clock = virtualClock();
     const times: number[] = [];

@@ -147,6 +147,37 @@ describe('an async onRetry holds the next attempt until it settles', () => {
     expect(p.error).toBe(reason);
   });
 
+  it('one that settles after the call was aborted sends nothing more', async () => {
+    const controller = new AbortController();
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      return Promise.reject(httpError(503));
+    };
+    const p = track(retry(fn, { backoff: constant(100), signal: controller.signal, onRetry: slowHook(500, []) }));
+    await clock.tickAsync(300);
+    controller.abort(new Error('user left'));
+    await clock.tickAsync(1000);
+    expect(p.error).toEqual(new Error('user left'));
+    expect(sent).toEqual([0]);
+  });
+
+  it('a gate or throttle that throws when the hook lets the attempt go fails the call with its error', async () => {
+    const broken = new Error('gate store down');
+    let asked = 0;
+    const gate = {
+      waitMs: () => {
+        if (++asked > 1) throw broken;
+        return 0;
+      },
+      hold: () => {},
+    };
+    const p = track(retry(() => Promise.reject(httpError(503)), { backoff: constant(100), gate, onRetry: slowHook(500, []) }));
+    await clock.tickAsync(500);
+    expect(p.error).toBe(broken);
+    expect(asked).toBe(2);
+  });
+
   it('instant() (the testing kit) waits for it too', async () => {
     const sent: number[] = [];
     const fn = () => {

@@ -157,10 +157,22 @@ describe('statuses and classification: what it resolves and rejects with', () =>
     expect(counting.calls()).toBe(3);
   });
 
+  /** What `make` throws. */
+  const rejectionOf = (make: () => unknown): Error => {
+    try {
+      make();
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error('did not throw');
+  };
+
   it('rejects (as fetch does) for headers fetch would refuse', async () => {
     const { fn, calls } = scriptedFetch([]);
     const error = await rejection(retryFetch('http://127.0.0.1:9/', { headers: { 'bad header': 'x' } }, { ...quick, fetch: fn }));
     expect(error).toBeInstanceOf(TypeError);
+    // fetch's own words, not an error of the library's making.
+    expect(error.message).toBe(rejectionOf(() => new Headers({ 'bad header': 'x' })).message);
     expect(calls).toHaveLength(0);
   });
 

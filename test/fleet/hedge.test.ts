@@ -1069,6 +1069,48 @@ describe('a hedged attempt: when it ends', () => {
 });
 
 describe('a hedged attempt: the call’s policies', () => {
+  it('a copy’s hint with a budget and no gate: heard, and the next attempt waits it', async () => {
+    const sent: number[] = [];
+    const fn = () => {
+      sent.push(clock.now);
+      if (sent.length === 1) return Promise.reject(httpError(503, { headers: { 'retry-after': '1' } }));
+      return Promise.resolve('ok');
+    };
+    const p = track(retry(fn, { budget: createRetryBudget(), hedge: hedging({ delayMs: 20 }), backoff: { initialDelayMs: 1, jitter: 'none' } }));
+    await clock.tickAsync(1000);
+    expect(p.value).toBe('ok');
+    expect(sent).toEqual([0, 1000]);
+  });
+
+  it('a hint that has run out by the time the attempt fails is no hint: the gate hears only the one asked', async () => {
+    // Copy 1 (sent at 0) fails at 10 asking for a second; copy 2 (sent at 1) fails, plainly, as
+    // that second ends or after it: the attempt fails with copy 2's error and no hint is left.
+    for (const lastFailsAt of [1010, 1500]) {
+      const held: number[] = [];
+      const gate = { waitMs: () => 0, hold: (ms: number) => void held.push(ms) };
+      let copies = 0;
+      const fn = () => {
+        copies++;
+        if (copies === 1) return new Promise((_, reject) => setTimeout(() => reject(httpError(503, { headers: { 'retry-after': '1' } })), 10));
+        if (copies === 2) return new Promise((_, reject) => setTimeout(() => reject(httpError(503)), lastFailsAt - 1));
+        return Promise.resolve('ok');
+      };
+      const events: RetryEvent[] = [];
+      const p = track(
+        retry(fn, {
+          gate,
+          hedge: hedging({ delayMs: 1, maxCopies: 2 }),
+          backoff: { initialDelayMs: 10, jitter: 'none' },
+          onRetry: (e) => void events.push(e),
+        }),
+      );
+      await clock.tickAsync(lastFailsAt + 10);
+      expect(p.value).toBe('ok');
+      expect({ lastFailsAt, held, copies }).toEqual({ lastFailsAt, held: [1000], copies: 3 });
+      expect(events.map((e) => e.delayMs)).toEqual([10]);
+    }
+  });
+
   it('asks no idempotent rule when maxCopies is 1: no copy could be sent', async () => {
     const idempotent = vi.fn(() => true);
     const { fn, starts } = backend({ ms: 100 });

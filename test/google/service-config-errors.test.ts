@@ -47,6 +47,11 @@ describe('fromGrpcServiceConfig: errors name the path and the value', () => {
     expect(read(at(policy))).toThrow(`fromGrpcServiceConfig: ${message}`);
   });
 
+  it('refuses a maxAttempts of the wrong kind with a TypeError, one out of range with a RangeError', () => {
+    expect(read(at({ ...retryPolicy, maxAttempts: '5' }))).toThrow(TypeError);
+    expect(read(at({ ...retryPolicy, maxAttempts: 1 }))).toThrow(RangeError);
+  });
+
   it('names the path for the method config itself, its names, timeout and the throttling', () => {
     expect(read({ methodConfig: [{ name: [{ service: 's.S' }], timeout: 5 }] })).toThrow(
       'fromGrpcServiceConfig: methodConfig[0].timeout must be a proto3 JSON duration > 0: seconds with up to 9 decimals and "s", such as "0.1s", got 5',

@@ -1,8 +1,27 @@
 // Virtual time for timing tests: the timers and clocks retry() reads, and nothing else.
 import FakeTimers, { type Clock } from '@sinonjs/fake-timers';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { GrpcStatus } from '../../src/index.js';
+import { GrpcStatus, type RetryClock } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
+
+/**
+ * A sinon clock that is created, not installed, as a `clock` option: only what is given it moves
+ * with it, nothing global changes. `fake` drives it; `armed` lists the delay of every timer set on it.
+ */
+export function virtualClock(): RetryClock & { readonly fake: Clock; readonly armed: number[] } {
+  const fake = FakeTimers.createClock(0);
+  const armed: number[] = [];
+  return {
+    fake,
+    armed,
+    now: () => fake.now,
+    setTimeout(callback, ms) {
+      armed.push(ms);
+      return fake.setTimeout(callback, ms);
+    },
+    clearTimeout: (handle) => fake.clearTimeout(handle as FakeTimers.TimerId),
+  };
+}
 
 /** The installed fake clock. */
 export type InstalledClock = Clock;

@@ -53,7 +53,11 @@ if (namespace !== undefined) {
       next = { static: whole.static, perTest };
     };
   }
-  afterAll((_context, suite) => {
+  // The empty pattern is required: vitest reads a hook's first parameter as the fixtures it asks
+  // for, and a hook whose first parameter is a plain name never runs (nor do the hooks after it,
+  // Stryker's among them: the whole run then had no coverage at all).
+  // biome-ignore lint/correctness/noEmptyPattern: see above
+  afterAll(({}, suite) => {
     const file = (suite as { file?: { filepath?: string } }).file?.filepath ?? (suite as { filepath?: string }).filepath;
     if (file !== undefined) ns.fileEnds?.(file);
   });

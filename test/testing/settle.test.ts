@@ -2,31 +2,19 @@
 // is created, not installed, so nothing global changes and these tests can share a process with
 // real clients (the runs under each framework's installed fake timers: fake-clocks.test.ts).
 // Every shape of clock settle() accepts is built over that one clock.
-import FakeTimers from '@sinonjs/fake-timers';
+import type FakeTimers from '@sinonjs/fake-timers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { retryFetch } from '../../src/fetch/index.js';
 import { type RetryClock, RetryError, retry } from '../../src/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { type FakeClock, scriptedFetch, settle } from '../../src/testing/index.js';
-
-/** A created sinon clock and the same clock as a `RetryClock`. */
-function virtual(): { fake: FakeTimers.Clock; clock: RetryClock } {
-  const fake = FakeTimers.createClock(0);
-  return {
-    fake,
-    clock: {
-      now: () => fake.now,
-      setTimeout: (run, ms) => fake.setTimeout(run, ms),
-      clearTimeout: (handle) => fake.clearTimeout(handle as FakeTimers.TimerId),
-    },
-  };
-}
+import { virtualClock } from '../helpers/clock.js';
 
 let made: RetryClock[] = [];
 function clockFor(): { fake: FakeTimers.Clock; clock: RetryClock } {
-  const v = virtual();
-  made.push(v.clock);
-  return v;
+  const clock = virtualClock();
+  made.push(clock);
+  return { fake: clock.fake, clock };
 }
 afterEach(() => {
   for (const clock of made) expect(queueState(clock)).toEqual({ queued: 0, timerArmed: false });
