@@ -129,7 +129,8 @@ function mergeBackoff(
   if (fields?.jitter === undefined) merged.jitter = scaledJitter(base, merged.initialDelayMs);
   // The shorthand, else the backoff's own (they agree when both are given), else the preset's
   // cap as a default, which follows a larger start of the caller's, as retry()'s does.
-  merged.maxDelayMs = maxDelayMs ?? (explicitMax as number | undefined) ?? defaultCap(base.maxDelayMs, merged.initialDelayMs, fields?.jitter);
+  merged.maxDelayMs =
+    maxDelayMs ?? (explicitMax as number | undefined) ?? defaultCap(base.maxDelayMs, merged.initialDelayMs, fields?.jitter);
   return freezeBackoff(merged);
 }
 

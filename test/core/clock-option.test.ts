@@ -29,7 +29,8 @@ afterEach(() => {
 describe('a call on a clock of its own', () => {
   it('shares one timer queue among the calls on one clock: one timer armed for all their waits', async () => {
     const clock = virtualClock();
-    const failing = () => retry(() => Promise.reject(httpError(503)), { clock, maxAttempts: 2, backoff: constant(1000) }).catch(() => 'gave up');
+    const failing = () =>
+      retry(() => Promise.reject(httpError(503)), { clock, maxAttempts: 2, backoff: constant(1000) }).catch(() => 'gave up');
     const calls = [failing(), failing(), failing()];
     await clock.fake.tickAsync(0);
     expect(clock.fake.countTimers()).toBe(1);

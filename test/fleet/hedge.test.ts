@@ -1076,7 +1076,9 @@ describe('a hedged attempt: the call’s policies', () => {
       if (sent.length === 1) return Promise.reject(httpError(503, { headers: { 'retry-after': '1' } }));
       return Promise.resolve('ok');
     };
-    const p = track(retry(fn, { budget: createRetryBudget(), hedge: hedging({ delayMs: 20 }), backoff: { initialDelayMs: 1, jitter: 'none' } }));
+    const p = track(
+      retry(fn, { budget: createRetryBudget(), hedge: hedging({ delayMs: 20 }), backoff: { initialDelayMs: 1, jitter: 'none' } }),
+    );
     await clock.tickAsync(1000);
     expect(p.value).toBe('ok');
     expect(sent).toEqual([0, 1000]);
@@ -1091,7 +1093,8 @@ describe('a hedged attempt: the call’s policies', () => {
       let copies = 0;
       const fn = () => {
         copies++;
-        if (copies === 1) return new Promise((_, reject) => setTimeout(() => reject(httpError(503, { headers: { 'retry-after': '1' } })), 10));
+        if (copies === 1)
+          return new Promise((_, reject) => setTimeout(() => reject(httpError(503, { headers: { 'retry-after': '1' } })), 10));
         if (copies === 2) return new Promise((_, reject) => setTimeout(() => reject(httpError(503)), lastFailsAt - 1));
         return Promise.resolve('ok');
       };
