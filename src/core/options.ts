@@ -26,6 +26,7 @@ import {
   checkOptions,
   hasMethods,
   isFunction,
+  isPlainObject,
 } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { CLOCK_RULE } from '../runtime/clock.js';
@@ -106,8 +107,8 @@ let lastConfig: RetryConfig;
 export function readOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
   // Stryker disable next-line ConditionalExpression: equivalent when false (the WeakMap below gives the same config); true is the EqualityOperator mutant's case, still tested
   if (options === lastFrozen) return lastConfig;
-  // Checked first: an unfrozen object is read afresh on every call (it may have changed).
-  if (!Object.isFrozen(options)) return validateOptions(options, where, path);
+  // Checked first: an unfrozen object may have changed since, so it is compared, not remembered.
+  if (!Object.isFrozen(options)) return readLiteral(options, where, path);
   let config = readFrozen.get(options);
   if (config === undefined) {
     config = validateOptions(options, where, path);
@@ -116,6 +117,66 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
   lastFrozen = options;
   lastConfig = config;
   return config;
+}
+
+/**
+ * The last unfrozen options object read (most often a literal written in the call, a new object
+ * each time: `retry(fn, { maxAttempts: 5 })`): its own keys and values in order, the entry point
+ * and path it was read under, and the config made of it. The arrays are reused from one literal
+ * to the next.
+ */
+const literal = { keys: [] as string[], values: [] as unknown[], where: '', path: '', config: undefined as RetryConfig | undefined };
+
+/**
+ * `options` read afresh, unless it holds the same keys, in the same order, with the same values
+ * (`===`) as the last literal read under the same `where` and `path`: then that literal's config,
+ * which reading it again would rebuild field for field. Compared by value each time, so an
+ * object changed between calls is read again; not remembered when its config copies fields out
+ * of an object it holds (`backoff`, a growing `attemptTimeoutMs`) that is not frozen, since that
+ * object may change under the same reference.
+ */
+function readLiteral(options: RetryOptions, where: string, path: string): RetryConfig {
+  if (literal.config !== undefined && literal.where === where && literal.path === path && holdsLastLiteral(options)) {
+    return literal.config;
+  }
+  const fields = checkFields(options, where, path);
+  const config = configOf(fields, options, where, path);
+  // The values come from `fields`, as read once by the check (a getter is not called again).
+  if ((options as { [INSTANT]?: unknown })[INSTANT] === undefined && isSettled(fields.backoff) && isSettled(fields.attemptTimeoutMs)) {
+    const { keys, values } = literal;
+    keys.length = 0;
+    values.length = 0;
+    for (const key in options) {
+      if (!Object.hasOwn(options, key)) continue;
+      keys.push(key);
+      values.push(fields[key as keyof RetryOptions]);
+    }
+    literal.where = where;
+    literal.path = path;
+    literal.config = config;
+  }
+  return config;
+}
+
+/**
+ * Whether `options` is a plain object whose enumerable keys, own or inherited, are the last
+ * literal's own keys with the same values. An inherited key (a polluted `Object.prototype`)
+ * never matches, since the keys remembered are own ones; nor does instant()'s marker.
+ */
+function holdsLastLiteral(options: RetryOptions): boolean {
+  if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return false;
+  const { keys, values } = literal;
+  let i = 0;
+  for (const key in options) {
+    if (keys[i] !== key || values[i] !== options[key as keyof RetryOptions]) return false;
+    i++;
+  }
+  return i === keys.length;
+}
+
+/** True unless `value` is an object that may still change (not frozen). */
+function isSettled(value: unknown): boolean {
+  return typeof value !== 'object' || value === null || Object.isFrozen(value);
 }
 
 /** A name, for telemetry. */
@@ -159,8 +220,16 @@ export const RETRY_RULES = {
  * (`withRetry` checks its options once, when wrapping), `path` what it calls the options.
  */
 export function validateOptions(options: RetryOptions, where: string, path = 'options'): RetryConfig {
+  return configOf(checkFields(options, where, path), options, where, path);
+}
+
+/** Every option of `retry()`, each field present (undefined when not given). */
+type Fields = { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined };
+
+/** Checks `options` against RETRY_RULES (errors name `where` and `path`) and returns their values by field. */
+function checkFields(options: RetryOptions, where: string, path: string): Fields {
   // Every field present from the start: one object shape, filled by the checker.
-  const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
+  const o: Fields = {
     backoff: undefined,
     maxAttempts: undefined,
     deadlineMs: undefined,
@@ -187,6 +256,11 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     service: undefined,
   };
   checkOptions(where, options, RETRY_RULES, o, path);
+  return o;
+}
+
+/** The config of checked fields `o`, read from `options` (for instant()'s marker) under `where` and `path`. */
+function configOf(o: Fields, options: RetryOptions, where: string, path: string): RetryConfig {
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
@@ -195,81 +269,60 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   const instant = (options as { [INSTANT]?: unknown })[INSTANT] === true || undefined;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
   const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated' || instant;
-  const config = makeConfig(
-    backoff,
-    o.maxAttempts ?? Infinity,
-    o.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
-    o.retryable ?? isTransient,
-    o.idempotent ?? true,
-    o.retryOnResult as RetryConfig['retryOnResult'],
-    o.signal,
-    o.onRetry ?? ignoreEvent,
-    o.onSuccess as RetryConfig['onSuccess'],
-    o.onGiveUp,
-    o.onEvent,
-    budget || throttle || gate ? { budget, throttle, gate } : undefined,
-    o.rng ?? Math.random,
-    o.unref ?? false,
-    o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
-    o.hedge,
-    o.telemetry && (o as TelemetrySetup),
-    scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
+  const config = makeConfig({
+    ...backoff,
+    maxAttempts: o.maxAttempts ?? Infinity,
+    deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    attemptTimeoutMs: growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
+    retryable: o.retryable ?? isTransient,
+    idempotent: o.idempotent ?? true,
+    retryOnResult: o.retryOnResult as RetryConfig['retryOnResult'],
+    signal: o.signal,
+    onRetry: o.onRetry ?? ignoreEvent,
+    onSuccess: o.onSuccess as RetryConfig['onSuccess'],
+    onGiveUp: o.onGiveUp,
+    onEvent: o.onEvent,
+    fleet: budget || throttle || gate ? { budget, throttle, gate } : undefined,
+    rng: o.rng ?? Math.random,
+    unref: o.unref ?? false,
+    timers: o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
+    hedge: o.hedge,
+    telemetry: o.telemetry && (o as TelemetrySetup),
+    schedule: scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
-  );
+  });
   const endless = whyEndless(config, path);
   if (endless !== undefined) throw new RangeError(`${where}: ${endless}: the loop would never give up`);
   return config;
 }
 
 // One constructor for every config, the default included, so the loop's property reads
-// always meet objects of the same shape.
-function makeConfig(
-  { initialDelayMs, multiplier, maxDelayMs, jitter }: BackoffPolicy,
-  maxAttempts: number,
-  deadlineMs: number,
-  attemptTimeoutMs: number,
-  retryable: RetryPredicate,
-  idempotent: RetryConfig['idempotent'],
-  retryOnResult: RetryConfig['retryOnResult'],
-  signal: AbortSignal | undefined,
-  onRetry: (event: RetryEvent) => unknown,
-  onSuccess: RetryConfig['onSuccess'],
-  onGiveUp: RetryConfig['onGiveUp'],
-  onEvent: RetryConfig['onEvent'],
-  fleet: Fleet | undefined,
-  rng: () => number,
-  unref: boolean,
-  timers: TimerQueue,
-  hedge: AttemptMode | undefined,
-  telemetry: TelemetrySetup | undefined,
-  schedule: Schedule | undefined,
-  where: string,
-): RetryConfig {
+// always meet objects of the same shape: the fields in one order, whatever order they came in.
+function makeConfig(fields: RetryConfig): RetryConfig {
   return {
-    initialDelayMs,
-    multiplier,
-    maxDelayMs,
-    jitter,
-    maxAttempts,
-    deadlineMs,
-    attemptTimeoutMs,
-    retryable,
-    idempotent,
-    retryOnResult,
-    signal,
-    onRetry,
-    onSuccess,
-    onGiveUp,
-    onEvent,
-    fleet,
-    rng,
-    unref,
-    timers,
-    hedge,
-    telemetry,
-    schedule,
-    where,
+    initialDelayMs: fields.initialDelayMs,
+    multiplier: fields.multiplier,
+    maxDelayMs: fields.maxDelayMs,
+    jitter: fields.jitter,
+    maxAttempts: fields.maxAttempts,
+    deadlineMs: fields.deadlineMs,
+    attemptTimeoutMs: fields.attemptTimeoutMs,
+    retryable: fields.retryable,
+    idempotent: fields.idempotent,
+    retryOnResult: fields.retryOnResult,
+    signal: fields.signal,
+    onRetry: fields.onRetry,
+    onSuccess: fields.onSuccess,
+    onGiveUp: fields.onGiveUp,
+    onEvent: fields.onEvent,
+    fleet: fields.fleet,
+    rng: fields.rng,
+    unref: fields.unref,
+    timers: fields.timers,
+    hedge: fields.hedge,
+    telemetry: fields.telemetry,
+    schedule: fields.schedule,
+    where: fields.where,
   };
 }
 
@@ -277,31 +330,31 @@ function makeConfig(
 // (16 bytes each, Infinity included). One config whose numbers are all undefined, made before
 // any other, turns those fields into plain references for good: a config made per call (from
 // an options literal) then stores Infinity and the caller's numbers without copying them.
-(makeConfig as (...fields: unknown[]) => unknown)({}, ...new Array(makeConfig.length - 1));
+makeConfig({} as RetryConfig);
 
 /** The configuration of `retry(fn)` without options. */
-export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
-  DEFAULT_BACKOFF,
-  Infinity,
-  DEFAULT_DEADLINE_MS,
-  Infinity,
-  isTransient,
-  true,
-  undefined,
-  undefined,
-  ignoreEvent,
-  undefined,
-  undefined,
-  undefined,
-  undefined,
-  Math.random,
-  false,
-  SYSTEM_TIMERS,
-  undefined,
-  undefined,
-  undefined,
-  'retry',
-);
+export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig({
+  ...DEFAULT_BACKOFF,
+  maxAttempts: Infinity,
+  deadlineMs: DEFAULT_DEADLINE_MS,
+  attemptTimeoutMs: Infinity,
+  retryable: isTransient,
+  idempotent: true,
+  retryOnResult: undefined,
+  signal: undefined,
+  onRetry: ignoreEvent,
+  onSuccess: undefined,
+  onGiveUp: undefined,
+  onEvent: undefined,
+  fleet: undefined,
+  rng: Math.random,
+  unref: false,
+  timers: SYSTEM_TIMERS,
+  hedge: undefined,
+  telemetry: undefined,
+  schedule: undefined,
+  where: 'retry',
+});
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */
 function ignoreEvent(): void {}
