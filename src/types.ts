@@ -218,8 +218,7 @@ export interface TelemetryCall {
 /**
  * Where calls report to, for traces and metrics (the `telemetry` option): called once per call,
  * before its first attempt, with the call's `name` and `service`; what it returns follows that
- * call, and `undefined` leaves the call unobserved (nothing would record it: `otelTelemetry()`
- * answers so while no OpenTelemetry SDK is registered), at no cost beyond this call.
+ * call (`undefined`: nothing would record it, and the call runs as one without telemetry).
  * `otelTelemetry()` ('tenacious/otel') makes one; any function of this shape works. What it
  * throws, retry() throws; what the returned `event` throws is ignored.
  *

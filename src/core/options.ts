@@ -26,7 +26,6 @@ import {
   checkOptions,
   hasMethods,
   isFunction,
-  isPlainObject,
 } from '../util/check.js';
 import { isBag } from '../util/cause-chain.js';
 import { CLOCK_RULE } from '../runtime/clock.js';
@@ -92,93 +91,6 @@ export interface TelemetrySetup extends TelemetryCall {
   readonly telemetry: Telemetry;
 }
 
-// Frozen option objects (every preset returns one) are read once and remembered; the last
-// one used is also kept aside, since a program tends to reuse the same preset call after call.
-const readFrozen = new WeakMap<object, RetryConfig>();
-let lastFrozen: object | undefined;
-let lastConfig: RetryConfig;
-
-/**
- * Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad
- * option, under `where`: the entry point the options were given to (`retry`, or a preset such
- * as `iam`, which validates what it builds once, here, so the retry() it is passed to skips the
- * work), and `path`, what that entry point calls them (`options`, or `target`).
- */
-export function readOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
-  // Stryker disable next-line ConditionalExpression: equivalent when false (the WeakMap below gives the same config); true is the EqualityOperator mutant's case, still tested
-  if (options === lastFrozen) return lastConfig;
-  // Checked first: an unfrozen object may have changed since, so it is compared, not remembered.
-  if (!Object.isFrozen(options)) return readLiteral(options, where, path);
-  let config = readFrozen.get(options);
-  if (config === undefined) {
-    config = validateOptions(options, where, path);
-    readFrozen.set(options, config);
-  }
-  lastFrozen = options;
-  lastConfig = config;
-  return config;
-}
-
-/**
- * The last unfrozen options object read (most often a literal written in the call, a new object
- * each time: `retry(fn, { maxAttempts: 5 })`): its own keys and values in order, the entry point
- * and path it was read under, and the config made of it. The arrays are reused from one literal
- * to the next.
- */
-const literal = { keys: [] as string[], values: [] as unknown[], where: '', path: '', config: undefined as RetryConfig | undefined };
-
-/**
- * `options` read afresh, unless it holds the same keys, in the same order, with the same values
- * (`===`) as the last literal read under the same `where` and `path`: then that literal's config,
- * which reading it again would rebuild field for field. Compared by value each time, so an
- * object changed between calls is read again; not remembered when its config copies fields out
- * of an object it holds (`backoff`, a growing `attemptTimeoutMs`) that is not frozen, since that
- * object may change under the same reference.
- */
-function readLiteral(options: RetryOptions, where: string, path: string): RetryConfig {
-  if (literal.config !== undefined && literal.where === where && literal.path === path && holdsLastLiteral(options)) {
-    return literal.config;
-  }
-  const fields = checkFields(options, where, path);
-  const config = configOf(fields, options, where, path);
-  // The values come from `fields`, as read once by the check (a getter is not called again).
-  if ((options as { [INSTANT]?: unknown })[INSTANT] === undefined && isSettled(fields.backoff) && isSettled(fields.attemptTimeoutMs)) {
-    const { keys, values } = literal;
-    keys.length = 0;
-    values.length = 0;
-    for (const key in options) {
-      if (!Object.hasOwn(options, key)) continue;
-      keys.push(key);
-      values.push(fields[key as keyof RetryOptions]);
-    }
-    literal.where = where;
-    literal.path = path;
-    literal.config = config;
-  }
-  return config;
-}
-
-/**
- * Whether `options` is a plain object whose enumerable keys, own or inherited, are the last
- * literal's own keys with the same values. An inherited key (a polluted `Object.prototype`)
- * never matches, since the keys remembered are own ones; nor does instant()'s marker.
- */
-function holdsLastLiteral(options: RetryOptions): boolean {
-  if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return false;
-  const { keys, values } = literal;
-  let i = 0;
-  for (const key in options) {
-    if (keys[i] !== key || values[i] !== options[key as keyof RetryOptions]) return false;
-    i++;
-  }
-  return i === keys.length;
-}
-
-/** True unless `value` is an object that may still change (not frozen). */
-function isSettled(value: unknown): boolean {
-  return typeof value !== 'object' || value === null || Object.isFrozen(value);
-}
-
 /** A name, for telemetry. */
 const NAME: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
 
@@ -224,10 +136,10 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
 }
 
 /** Every option of `retry()`, each field present (undefined when not given). */
-type Fields = { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined };
+export type Fields = { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined };
 
 /** Checks `options` against RETRY_RULES (errors name `where` and `path`) and returns their values by field. */
-function checkFields(options: RetryOptions, where: string, path: string): Fields {
+export function checkFields(options: RetryOptions, where: string, path: string): Fields {
   // Every field present from the start: one object shape, filled by the checker.
   const o: Fields = {
     backoff: undefined,
@@ -260,7 +172,7 @@ function checkFields(options: RetryOptions, where: string, path: string): Fields
 }
 
 /** The config of checked fields `o`, read from `options` (for instant()'s marker) under `where` and `path`. */
-function configOf(o: Fields, options: RetryOptions, where: string, path: string): RetryConfig {
+export function configOf(o: Fields, options: RetryOptions, where: string, path: string): RetryConfig {
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);

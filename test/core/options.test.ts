@@ -1,6 +1,6 @@
 import FakeTimers from '@sinonjs/fake-timers';
 import { describe, expect, it, vi } from 'vitest';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 import { createRetryAfterGate, createRetryBudget, retry, type RetryOptions } from '../../src/index.js';
 import { instant } from '../../src/testing/index.js';
 import { rejection, thrown } from '../helpers/thrown.js';
