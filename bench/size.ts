@@ -88,7 +88,11 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // and instant()'s seam: waits decided and reported, not slept (~85 B).
     // 10,550 for issues 34 and 35 (9,779 → 10,432 B; +1,708 B min): "did you mean" for a misspelled option (util/suggest, +472 B min), the engine holding the next attempt for an async onRetry and keeping a pause-held first attempt's limits (run.ts +355), countsAsAttempt refused without a deadline (schedule.ts +247), the longest hint of a hedged attempt's copies (host.ts +198), refused async options handled (check.ts +188), a default cap that follows a larger first delay (backoff.ts +171), bad options reported by rejection (retry.ts +44).
     // 10,750 for issue 34's clock seam (10,432 → 10,705 B; +970 B min): the `clock` option, one timer queue per clock (timer-queue.ts +269 B min), the engine reading its call's clock instead of a module function (run.ts +276), systemClock and the option's rule (clock.ts +253), hedging's copies on the call's clock (host.ts +87).
-    limitBytes: 10_750,
+    // 10,800 for issue 37's options literal (10,705 → 10,756 B): a literal compared with the last
+    // one read (read-options.ts, +~60 B), against one config literal instead of a constructor
+    // and its warm-up (-~40 B). It makes retry(fn, { maxAttempts: 5 }) cost what the options
+    // made once do (BENCHMARKS.md); the 10,000 B target of issue 37 is still to reach.
+    limitBytes: 10_800,
   },
   {
     name: "the main entry, 'tenacious'",

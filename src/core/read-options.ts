@@ -6,7 +6,7 @@
  */
 import type { RetryOptions } from '../types.js';
 import { INSTANT, isPlainObject } from '../util/check.js';
-import { type RetryConfig, checkFields, configOf, validateOptions } from './options.js';
+import { DEFAULT_CONFIG, type RetryConfig, checkFields, configOf, validateOptions } from './options.js';
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
 // one used is also kept aside, since a program tends to reuse the same preset call after call.
@@ -37,60 +37,49 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
 
 /**
  * The last unfrozen options object read (most often a literal written in the call, a new object
- * each time: `retry(fn, { maxAttempts: 5 })`): its own keys and values in order, the entry point
- * and path it was read under, and the config made of it. The arrays are reused from one literal
- * to the next.
+ * each time: `retry(fn, { maxAttempts: 5 })`): its own keys and their values in turn (key, value,
+ * key, value…), reused from one literal to the next, and the config made of it, which names the
+ * entry point it was read for (`where`). At first, `{}` and the default config.
  */
-const literal = { keys: [] as string[], values: [] as unknown[], where: '', path: '', config: undefined as RetryConfig | undefined };
+const lastLiteral: unknown[] = [];
+let literalConfig: RetryConfig = DEFAULT_CONFIG;
 
 /**
  * `options` read afresh, unless it holds the same keys, in the same order, with the same values
- * (`===`) as the last literal read under the same `where` and `path`: then that literal's config,
+ * (`===`) as the last literal read for the same `where`: then that literal's config,
  * which reading it again would rebuild field for field. Compared by value each time, so an
  * object changed between calls is read again; not remembered when its config copies fields out
  * of an object it holds (`backoff`, a growing `attemptTimeoutMs`) that is not frozen, since that
  * object may change under the same reference.
  */
 function readLiteral(options: RetryOptions, where: string, path: string): RetryConfig {
-  if (literal.config !== undefined && literal.where === where && literal.path === path && holdsLastLiteral(options)) {
-    return literal.config;
-  }
+  // The path only names the options in errors; a config that passed holds nothing of it.
+  if (literalConfig.where === where && holdsLastLiteral(options)) return literalConfig;
   const fields = checkFields(options, where, path);
   const config = configOf(fields, options, where, path);
   // The values come from `fields`, as read once by the check (a getter is not called again).
-  if ((options as { [INSTANT]?: unknown })[INSTANT] === undefined && isSettled(fields.backoff) && isSettled(fields.attemptTimeoutMs)) {
-    const { keys, values } = literal;
-    keys.length = 0;
-    values.length = 0;
-    for (const key in options) {
-      if (!Object.hasOwn(options, key)) continue;
-      keys.push(key);
-      values.push(fields[key as keyof RetryOptions]);
-    }
-    literal.where = where;
-    literal.path = path;
-    literal.config = config;
+  // Object.isFrozen() is true of anything but an object that can still change.
+  if ((options as { [INSTANT]?: unknown })[INSTANT] === undefined && Object.isFrozen(fields.backoff) && Object.isFrozen(fields.attemptTimeoutMs)) {
+    lastLiteral.length = 0;
+    for (const key in options) lastLiteral.push(key, fields[key as keyof RetryOptions]);
+    literalConfig = config;
   }
   return config;
 }
 
 /**
  * Whether `options` is a plain object whose enumerable keys, own or inherited, are the last
- * literal's own keys with the same values. An inherited key (a polluted `Object.prototype`)
- * never matches, since the keys remembered are own ones; nor does instant()'s marker.
+ * literal's, in order, each holding the value the check read there. The check reads own fields
+ * only, so a key inherited from a polluted `Object.prototype` was remembered as undefined and
+ * matches only a field that is undefined too, which means the same; at worst every literal is
+ * read again. instant()'s marker never matches: such options are not remembered.
  */
 function holdsLastLiteral(options: RetryOptions): boolean {
   if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return false;
-  const { keys, values } = literal;
   let i = 0;
   for (const key in options) {
-    if (keys[i] !== key || values[i] !== options[key as keyof RetryOptions]) return false;
-    i++;
+    if (lastLiteral[i] !== key || lastLiteral[i + 1] !== options[key as keyof RetryOptions]) return false;
+    i += 2;
   }
-  return i === keys.length;
-}
-
-/** True unless `value` is an object that may still change (not frozen). */
-function isSettled(value: unknown): boolean {
-  return typeof value !== 'object' || value === null || Object.isFrozen(value);
+  return i === lastLiteral.length;
 }
