@@ -148,7 +148,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // they return): 24,256 B.
     // 24,500 for issue 25's clock fix and instant() seam (24,274 → 24,422 B).
     // 26,200 for issues 34 and 35 (25,866 B): the fetch entry's and the engine's growth (see those budgets).
-    limitBytes: 26_200,
+    // 26,400 for issue 37 (26,343 B): gcs({ operation }) made per call answered at once (~100 B),
+    // and the engine's options literal (see the first budget).
+    limitBytes: 26_400,
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
