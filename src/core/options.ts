@@ -181,14 +181,13 @@ export function configOf(o: Fields, options: RetryOptions, where: string, path: 
   const instant = (options as { [INSTANT]?: unknown })[INSTANT] === true || undefined;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
   const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated' || instant;
-  const { initialDelayMs, multiplier, maxDelayMs, jitter } = backoff;
-  // One literal makes every config, the default included, so the loop's property reads always
-  // meet objects of one shape: the same fields in the same order.
-  const config: RetryConfig = {
-    initialDelayMs,
-    multiplier,
-    maxDelayMs,
-    jitter,
+  // In makeConfig's order (a spread or another order made a temporary whose numbers V8 boxed,
+  // and the config kept those boxes: +25 B per config, bench/memory.ts).
+  const config = makeConfig({
+    initialDelayMs: backoff.initialDelayMs,
+    multiplier: backoff.multiplier,
+    maxDelayMs: backoff.maxDelayMs,
+    jitter: backoff.jitter,
     maxAttempts: o.maxAttempts ?? Infinity,
     deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
     attemptTimeoutMs: growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
@@ -208,11 +207,48 @@ export function configOf(o: Fields, options: RetryOptions, where: string, path: 
     telemetry: o.telemetry && (o as TelemetrySetup),
     schedule: scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
-  };
+  });
   const endless = whyEndless(config, path);
   if (endless !== undefined) throw new RangeError(`${where}: ${endless}: the loop would never give up`);
   return config;
 }
+
+// One constructor for every config, the default included, so the loop's property reads
+// always meet objects of one shape: the same fields in the same order.
+function makeConfig(fields: RetryConfig): RetryConfig {
+  return {
+    initialDelayMs: fields.initialDelayMs,
+    multiplier: fields.multiplier,
+    maxDelayMs: fields.maxDelayMs,
+    jitter: fields.jitter,
+    maxAttempts: fields.maxAttempts,
+    deadlineMs: fields.deadlineMs,
+    attemptTimeoutMs: fields.attemptTimeoutMs,
+    retryable: fields.retryable,
+    idempotent: fields.idempotent,
+    retryOnResult: fields.retryOnResult,
+    signal: fields.signal,
+    onRetry: fields.onRetry,
+    onSuccess: fields.onSuccess,
+    onGiveUp: fields.onGiveUp,
+    onEvent: fields.onEvent,
+    fleet: fields.fleet,
+    rng: fields.rng,
+    unref: fields.unref,
+    timers: fields.timers,
+    hedge: fields.hedge,
+    telemetry: fields.telemetry,
+    schedule: fields.schedule,
+    where: fields.where,
+  };
+}
+
+// V8 gives a field that has only ever held numbers a mutable box of its own in every object
+// (16 bytes each, Infinity included). One config whose numbers are all undefined, made before
+// any other, turns those fields into plain references for good: a config made per call (from
+// options whose values change at each call, a signal of its own…) then stores Infinity and the
+// caller's numbers without copying them.
+makeConfig({} as RetryConfig);
 
 /** The configuration of `retry(fn)` without options. */
 export const DEFAULT_CONFIG = /* @__PURE__ */ validateOptions({}, 'retry');
