@@ -88,7 +88,12 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // and instant()'s seam: waits decided and reported, not slept (~85 B).
     // 10,550 for issues 34 and 35 (9,779 → 10,432 B; +1,708 B min): "did you mean" for a misspelled option (util/suggest, +472 B min), the engine holding the next attempt for an async onRetry and keeping a pause-held first attempt's limits (run.ts +355), countsAsAttempt refused without a deadline (schedule.ts +247), the longest hint of a hedged attempt's copies (host.ts +198), refused async options handled (check.ts +188), a default cap that follows a larger first delay (backoff.ts +171), bad options reported by rejection (retry.ts +44).
     // 10,750 for issue 34's clock seam (10,432 → 10,705 B; +970 B min): the `clock` option, one timer queue per clock (timer-queue.ts +269 B min), the engine reading its call's clock instead of a module function (run.ts +276), systemClock and the option's rule (clock.ts +253), hedging's copies on the call's clock (host.ts +87).
-    limitBytes: 10_750,
+    // 10,850 for issue 37's options (10,705 → 10,832 B): a literal compared with the last one read
+    // (read-options.ts, +~60 B), and the config built from a record with named fields instead of
+    // 20 positional parameters (+~70 B: the names written at the call too). It makes
+    // retry(fn, { maxAttempts: 5 }) cost what the options made once do (BENCHMARKS.md); the
+    // 10,000 B target of issue 37 is still to reach.
+    limitBytes: 10_850,
   },
   {
     name: "the main entry, 'tenacious'",
@@ -108,7 +113,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 13,950 for issue 25's clock fix and instant() seam (13,768 → 13,891 B).
     // 14,800 for issues 34 and 35 (13,891 → 14,617 B): see the first budget; the gate's finite maxHoldMs and deadline-cut spread, hedging's gate and throttle order.
     // 15,000 for issue 34's clock seam (14,617 → 14,925 B): see the first budget.
-    limitBytes: 15_000,
+    // 15,100 for issue 37's options (15,058 B): see the first budget.
+    limitBytes: 15_100,
   },
   {
     // retryFetch with the engine under it, download resume (the integrity rule and CRC32C) and
@@ -144,7 +150,9 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // they return): 24,256 B.
     // 24,500 for issue 25's clock fix and instant() seam (24,274 → 24,422 B).
     // 26,200 for issues 34 and 35 (25,866 B): the fetch entry's and the engine's growth (see those budgets).
-    limitBytes: 26_200,
+    // 26,450 for issue 37 (26,426 B): gcs({ operation }) made per call answered at once (~100 B),
+    // and the engine's options (see the first budget).
+    limitBytes: 26_450,
   },
   {
     // Issue 23: OpenTelemetry from the event stream. 3,594 B measured, without
@@ -240,7 +248,8 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // all, and each costs an application that imports it what the table above gives.
     // 37,600 for issues 34 and 35 (37,084 B): the sum of the growth above.
     // 39,900 for issue 36's tenacious/redis (37,377 → 39,661 B, +2,284): its own entry (see its budget).
-    limitBytes: 39_900,
+    // 40,000 for issue 37's options and gcs() per call (39,960 B): see those budgets.
+    limitBytes: 40_000,
   },
 ];
 

@@ -218,8 +218,9 @@ export interface TelemetryCall {
 /**
  * Where calls report to, for traces and metrics (the `telemetry` option): called once per call,
  * before its first attempt, with the call's `name` and `service`; what it returns follows that
- * call. `otelTelemetry()` ('tenacious/otel') makes one; any function of this shape works. What
- * it throws, retry() throws; what the returned `event` throws is ignored.
+ * call (`undefined`: nothing would record it, and the call runs as one without telemetry).
+ * `otelTelemetry()` ('tenacious/otel') makes one; any function of this shape works. What it
+ * throws, retry() throws; what the returned `event` throws is ignored.
  *
  * @example
  * const logTelemetry: Telemetry = ({ name }) => ({
@@ -228,7 +229,7 @@ export interface TelemetryCall {
  * });
  * await retry(call, { telemetry: logTelemetry, name: 'load-user' });
  */
-export type Telemetry = (call: TelemetryCall) => CallTelemetry;
+export type Telemetry = (call: TelemetryCall) => CallTelemetry | undefined;
 
 /**
  * The telemetry of one call: every event of the call (as `onEvent` gets them), and every

@@ -91,33 +91,6 @@ export interface TelemetrySetup extends TelemetryCall {
   readonly telemetry: Telemetry;
 }
 
-// Frozen option objects (every preset returns one) are read once and remembered; the last
-// one used is also kept aside, since a program tends to reuse the same preset call after call.
-const readFrozen = new WeakMap<object, RetryConfig>();
-let lastFrozen: object | undefined;
-let lastConfig: RetryConfig;
-
-/**
- * Validates `options` and fills in defaults. Throws a TypeError/RangeError naming the bad
- * option, under `where`: the entry point the options were given to (`retry`, or a preset such
- * as `iam`, which validates what it builds once, here, so the retry() it is passed to skips the
- * work), and `path`, what that entry point calls them (`options`, or `target`).
- */
-export function readOptions(options: RetryOptions, where = 'retry', path = 'options'): RetryConfig {
-  // Stryker disable next-line ConditionalExpression: equivalent when false (the WeakMap below gives the same config); true is the EqualityOperator mutant's case, still tested
-  if (options === lastFrozen) return lastConfig;
-  // Checked first: an unfrozen object is read afresh on every call (it may have changed).
-  if (!Object.isFrozen(options)) return validateOptions(options, where, path);
-  let config = readFrozen.get(options);
-  if (config === undefined) {
-    config = validateOptions(options, where, path);
-    readFrozen.set(options, config);
-  }
-  lastFrozen = options;
-  lastConfig = config;
-  return config;
-}
-
 /** A name, for telemetry. */
 const NAME: FieldRule = { ok: (v) => typeof v === 'string', rule: 'be a string' };
 
@@ -159,8 +132,16 @@ export const RETRY_RULES = {
  * (`withRetry` checks its options once, when wrapping), `path` what it calls the options.
  */
 export function validateOptions(options: RetryOptions, where: string, path = 'options'): RetryConfig {
+  return configOf(checkFields(options, where, path), options, where, path);
+}
+
+/** Every option of `retry()`, each field present (undefined when not given). */
+export type Fields = { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined };
+
+/** Checks `options` against RETRY_RULES (errors name `where` and `path`) and returns their values by field. */
+export function checkFields(options: RetryOptions, where: string, path: string): Fields {
   // Every field present from the start: one object shape, filled by the checker.
-  const o: { [K in keyof Required<RetryOptions>]: RetryOptions[K] | undefined } = {
+  const o: Fields = {
     backoff: undefined,
     maxAttempts: undefined,
     deadlineMs: undefined,
@@ -187,6 +168,11 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
     service: undefined,
   };
   checkOptions(where, options, RETRY_RULES, o, path);
+  return o;
+}
+
+/** The config of checked fields `o`, read from `options` (for instant()'s marker) under `where` and `path`. */
+export function configOf(o: Fields, options: RetryOptions, where: string, path: string): RetryConfig {
   const timeout = o.attemptTimeoutMs;
   const growth = typeof timeout === 'object' ? readTimeoutGrowth(timeout, where, `${path}.attemptTimeoutMs`) : undefined;
   const backoff = o.backoff === undefined ? DEFAULT_BACKOFF : readBackoffPolicy(o.backoff, where, `${path}.backoff`, DEFAULT_BACKOFF);
@@ -195,113 +181,77 @@ export function validateOptions(options: RetryOptions, where: string, path = 'op
   const instant = (options as { [INSTANT]?: unknown })[INSTANT] === true || undefined;
   // A decorrelated jitter needs the previous wait, which the call keeps for a schedule.
   const scheduled = growth || delay || countsAsAttempt || backoff.jitter === 'decorrelated' || instant;
-  const config = makeConfig(
-    backoff,
-    o.maxAttempts ?? Infinity,
-    o.deadlineMs ?? DEFAULT_DEADLINE_MS,
-    growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
-    o.retryable ?? isTransient,
-    o.idempotent ?? true,
-    o.retryOnResult as RetryConfig['retryOnResult'],
-    o.signal,
-    o.onRetry ?? ignoreEvent,
-    o.onSuccess as RetryConfig['onSuccess'],
-    o.onGiveUp,
-    o.onEvent,
-    budget || throttle || gate ? { budget, throttle, gate } : undefined,
-    o.rng ?? Math.random,
-    o.unref ?? false,
-    o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
-    o.hedge,
-    o.telemetry && (o as TelemetrySetup),
-    scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
+  // In makeConfig's order (a spread or another order made a temporary whose numbers V8 boxed,
+  // and the config kept those boxes: +25 B per config, bench/memory.ts).
+  const config = makeConfig({
+    initialDelayMs: backoff.initialDelayMs,
+    multiplier: backoff.multiplier,
+    maxDelayMs: backoff.maxDelayMs,
+    jitter: backoff.jitter,
+    maxAttempts: o.maxAttempts ?? Infinity,
+    deadlineMs: o.deadlineMs ?? DEFAULT_DEADLINE_MS,
+    attemptTimeoutMs: growth === undefined ? ((timeout as number | undefined) ?? Infinity) : Infinity,
+    retryable: o.retryable ?? isTransient,
+    idempotent: o.idempotent ?? true,
+    retryOnResult: o.retryOnResult as RetryConfig['retryOnResult'],
+    signal: o.signal,
+    onRetry: o.onRetry ?? ignoreEvent,
+    onSuccess: o.onSuccess as RetryConfig['onSuccess'],
+    onGiveUp: o.onGiveUp,
+    onEvent: o.onEvent,
+    fleet: budget || throttle || gate ? { budget, throttle, gate } : undefined,
+    rng: o.rng ?? Math.random,
+    unref: o.unref ?? false,
+    timers: o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
+    hedge: o.hedge,
+    telemetry: o.telemetry && (o as TelemetrySetup),
+    schedule: scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
-  );
+  });
   const endless = whyEndless(config, path);
   if (endless !== undefined) throw new RangeError(`${where}: ${endless}: the loop would never give up`);
   return config;
 }
 
 // One constructor for every config, the default included, so the loop's property reads
-// always meet objects of the same shape.
-function makeConfig(
-  { initialDelayMs, multiplier, maxDelayMs, jitter }: BackoffPolicy,
-  maxAttempts: number,
-  deadlineMs: number,
-  attemptTimeoutMs: number,
-  retryable: RetryPredicate,
-  idempotent: RetryConfig['idempotent'],
-  retryOnResult: RetryConfig['retryOnResult'],
-  signal: AbortSignal | undefined,
-  onRetry: (event: RetryEvent) => unknown,
-  onSuccess: RetryConfig['onSuccess'],
-  onGiveUp: RetryConfig['onGiveUp'],
-  onEvent: RetryConfig['onEvent'],
-  fleet: Fleet | undefined,
-  rng: () => number,
-  unref: boolean,
-  timers: TimerQueue,
-  hedge: AttemptMode | undefined,
-  telemetry: TelemetrySetup | undefined,
-  schedule: Schedule | undefined,
-  where: string,
-): RetryConfig {
+// always meet objects of one shape: the same fields in the same order.
+function makeConfig(fields: RetryConfig): RetryConfig {
   return {
-    initialDelayMs,
-    multiplier,
-    maxDelayMs,
-    jitter,
-    maxAttempts,
-    deadlineMs,
-    attemptTimeoutMs,
-    retryable,
-    idempotent,
-    retryOnResult,
-    signal,
-    onRetry,
-    onSuccess,
-    onGiveUp,
-    onEvent,
-    fleet,
-    rng,
-    unref,
-    timers,
-    hedge,
-    telemetry,
-    schedule,
-    where,
+    initialDelayMs: fields.initialDelayMs,
+    multiplier: fields.multiplier,
+    maxDelayMs: fields.maxDelayMs,
+    jitter: fields.jitter,
+    maxAttempts: fields.maxAttempts,
+    deadlineMs: fields.deadlineMs,
+    attemptTimeoutMs: fields.attemptTimeoutMs,
+    retryable: fields.retryable,
+    idempotent: fields.idempotent,
+    retryOnResult: fields.retryOnResult,
+    signal: fields.signal,
+    onRetry: fields.onRetry,
+    onSuccess: fields.onSuccess,
+    onGiveUp: fields.onGiveUp,
+    onEvent: fields.onEvent,
+    fleet: fields.fleet,
+    rng: fields.rng,
+    unref: fields.unref,
+    timers: fields.timers,
+    hedge: fields.hedge,
+    telemetry: fields.telemetry,
+    schedule: fields.schedule,
+    where: fields.where,
   };
 }
 
 // V8 gives a field that has only ever held numbers a mutable box of its own in every object
 // (16 bytes each, Infinity included). One config whose numbers are all undefined, made before
 // any other, turns those fields into plain references for good: a config made per call (from
-// an options literal) then stores Infinity and the caller's numbers without copying them.
-(makeConfig as (...fields: unknown[]) => unknown)({}, ...new Array(makeConfig.length - 1));
+// options whose values change at each call, a signal of its own…) then stores Infinity and the
+// caller's numbers without copying them.
+makeConfig({} as RetryConfig);
 
 /** The configuration of `retry(fn)` without options. */
-export const DEFAULT_CONFIG = /* @__PURE__ */ makeConfig(
-  DEFAULT_BACKOFF,
-  Infinity,
-  DEFAULT_DEADLINE_MS,
-  Infinity,
-  isTransient,
-  true,
-  undefined,
-  undefined,
-  ignoreEvent,
-  undefined,
-  undefined,
-  undefined,
-  undefined,
-  Math.random,
-  false,
-  SYSTEM_TIMERS,
-  undefined,
-  undefined,
-  undefined,
-  'retry',
-);
+export const DEFAULT_CONFIG = /* @__PURE__ */ validateOptions({}, 'retry');
 
 /** The default onRetry: every sleep reports to a hook, so the loop has no case without one. */
 function ignoreEvent(): void {}

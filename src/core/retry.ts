@@ -6,7 +6,8 @@ import { steadyNow } from '../runtime/clock.js';
 import { SYSTEM_TIMERS } from '../runtime/timer-queue.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
 import { mustError } from '../util/check.js';
-import { DEFAULT_CONFIG, type RetryConfig, readOptions, validateOptions } from './options.js';
+import { DEFAULT_CONFIG, type RetryConfig, validateOptions } from './options.js';
+import { readOptions } from './read-options.js';
 import { Run } from './run.js';
 import { observed } from './telemetry.js';
 

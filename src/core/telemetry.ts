@@ -5,7 +5,8 @@
  * telemetry sets there is the one `fn` and an instrumented client see. Everything else (plain
  * and hedged attempts, further runs, every adapter) then reaches the telemetry through what the
  * engine already does; the engine itself holds nothing for it. A call without the option is
- * handed its configuration unchanged, and pays one comparison.
+ * handed its configuration unchanged, and pays one comparison; so is one whose telemetry
+ * declines it (returns undefined).
  */
 import type { AttemptContext, AttemptHost, CallEvent } from '../types.js';
 import { emit } from './hooks.js';
@@ -16,6 +17,8 @@ export function observed(config: RetryConfig): RetryConfig {
   const setup = config.telemetry;
   if (setup === undefined) return config;
   const call = setup.telemetry(setup);
+  // Nothing records this call (no SDK behind the telemetry): it runs as one without.
+  if (call === undefined) return config;
   const { hedge } = config;
   return {
     ...config,

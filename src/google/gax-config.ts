@@ -4,7 +4,7 @@
  * growing per-attempt timeout, as tenacious's options. Errors name the path in the document.
  */
 import { grpcCode } from '../classify/predicates.js';
-import { readOptions } from '../core/options.js';
+import { readOptions } from '../core/read-options.js';
 import type { AttemptTimeoutGrowth, BackoffPolicy, RetryOptions, RetryPredicate } from '../types.js';
 import { mustError } from '../util/check.js';
 import { docError, lookUp, pathOf, readFields, readMap, readNumber, readStatusCodes } from './config-doc.js';

@@ -4,7 +4,7 @@
  * `hedgingPolicy` and `timeout`, and the channel's `retryThrottling` as one retry budget. The
  * whole document is checked when it is read; every error names its path in the document.
  */
-import { readOptions } from '../core/options.js';
+import { readOptions } from '../core/read-options.js';
 import { type RetryTokenBudget, createRetryBudget } from '../fleet/budget.js';
 import type { AttemptMode, BackoffPolicy, RetryOptions, RetryPredicate } from '../types.js';
 import { describe, mustError } from '../util/check.js';

@@ -54,6 +54,13 @@ function instrumentsOf(meter: Meter): Instruments {
   };
 }
 
+/** The instruments of one meter provider, and whether its meter is the API's no-op one. @internal */
+export interface MeterInstruments {
+  readonly instruments: Instruments;
+  /** True while nothing records (no SDK behind the provider): a call may then skip its metrics. */
+  readonly silent: boolean;
+}
+
 /**
  * The instruments of `provider`, or of the global meter provider as it is at each call: one
  * registered after `otelTelemetry()` was made is used from its next call on (the API's global
@@ -61,11 +68,14 @@ function instrumentsOf(meter: Meter): Instruments {
  *
  * @internal
  */
-export function instrumentsFor(provider: MeterProvider | undefined): () => Instruments {
-  let made: { from: MeterProvider; instruments: Instruments } | undefined;
+export function instrumentsFor(provider: MeterProvider | undefined): () => MeterInstruments {
+  let made: (MeterInstruments & { readonly from: MeterProvider }) | undefined;
   return () => {
     const current = provider ?? api.metrics.getMeterProvider();
-    if (made?.from !== current) made = { from: current, instruments: instrumentsOf(current.getMeter('tenacious')) };
-    return made.instruments;
+    if (made?.from !== current) {
+      const meter = current.getMeter('tenacious');
+      made = { from: current, instruments: instrumentsOf(meter), silent: meter === api.createNoopMeter() };
+    }
+    return made;
   };
 }

@@ -66,15 +66,28 @@ const DEFAULT_NAME = 'tenacious.retry';
  */
 export function otelTelemetry(options?: OtelTelemetryOptions): Telemetry {
   const o = readChecked('otelTelemetry', options === undefined ? {} : options, RULES) as OtelTelemetryOptions;
-  const tracers = o.tracerProvider ?? trace; // the API's global tracer follows a later registration
+  const { tracerProvider } = o;
+  const tracers = tracerProvider ?? trace; // the API's global tracer follows a later registration
   const instruments = instrumentsFor(o.meterProvider);
   return (call) => {
     try {
-      return new CallSpan(call, tracers.getTracer('tenacious'), instruments());
+      const metrics = instruments();
+      // No SDK behind either provider: the span and the metrics would be made and dropped, and
+      // the span would put nothing in the context that the caller's does not hold already.
+      if (metrics.silent && tracesNothing(tracerProvider ?? trace.getTracerProvider())) return undefined;
+      return new CallSpan(call, tracers.getTracer('tenacious'), metrics.instruments);
     } catch {
       return UNOBSERVED; // a broken provider must not break the call
     }
   };
+}
+
+/** The API's no-op tracer provider: what the global one delegates to while no SDK is registered. */
+const NO_TRACERS = new api.ProxyTracerProvider().getDelegate();
+
+/** True for the API's no-op tracer provider, or its global proxy while it delegates to that. */
+function tracesNothing(provider: TracerProvider): boolean {
+  return (provider instanceof api.ProxyTracerProvider ? provider.getDelegate() : provider) === NO_TRACERS;
 }
 
 /** The attributes a call span starts with. */

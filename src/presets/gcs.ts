@@ -11,7 +11,7 @@
 import { networkError, timedOut } from '../classify/network.js';
 import { anyOf, errorReason, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { RetryOptions } from '../types.js';
-import { type FieldRule, type FieldRules, isPlainObject, readChecked } from '../util/check.js';
+import { type FieldRule, type FieldRules, INSTANT, isPlainObject, readChecked } from '../util/check.js';
 import { type GcsRetryStrategy, gcsIsIdempotent, isGcsStrategy } from './gcs-idempotency.js';
 import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, overridesNothing, presetRules } from './preset.js';
@@ -212,7 +212,33 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  *   no way to decide idempotency, or options that contradict each other.
  */
 export function gcs(options: GcsOptions): PresetRetryOptions {
-  return gcsPreset('gcs', readChecked('gcs', options === undefined ? {} : options, GCS_RULES));
+  // The common call, as the README writes it per call: gcs({ operation }) and nothing else gets
+  // the preset made for that operation before, without reading and judging it again.
+  const alone = operationAlone(options);
+  const made = BY_OPERATION_ALONE.get(alone);
+  if (made !== undefined) return made;
+  const fields = readChecked('gcs', options === undefined ? {} : options, GCS_RULES);
+  const preset = gcsPreset('gcs', fields);
+  // Kept only when built from the operation looked up (a getter may answer another at each read).
+  if (alone !== undefined && fields.operation === alone) BY_OPERATION_ALONE.set(alone, preset);
+  return preset;
+}
+
+/** gcs({ operation }), by operation, as checked and built once. */
+const BY_OPERATION_ALONE = new Map<unknown, PresetRetryOptions>();
+
+/**
+ * The operation of options that hold an own `operation` and nothing else (no other key, own or
+ * inherited, nor instant()'s marker); else undefined.
+ */
+function operationAlone(options: unknown): unknown {
+  if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return undefined;
+  let operation: unknown;
+  for (const key in options) {
+    if (key !== 'operation' || !Object.hasOwn(options, key)) return undefined;
+    operation = options[key];
+  }
+  return operation;
 }
 
 /**

@@ -12,7 +12,8 @@
  * @internal
  */
 import { BACKOFF_RULES, defaultCap } from '../core/backoff.js';
-import { RETRY_RULES, readOptions } from '../core/options.js';
+import { RETRY_RULES } from '../core/options.js';
+import { readOptions } from '../core/read-options.js';
 import type { BackoffPolicy, Jitter, RetryOptions, RetryPredicate } from '../types.js';
 import { type FieldRule, type FieldRules, INSTANT, describe, isFiniteNumber, readChecked } from '../util/check.js';
 

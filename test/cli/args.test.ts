@@ -6,7 +6,7 @@ import { type CliRequest, type RunRequest, type ScheduleRequest, UsageError, rea
 import { renderSchedule } from '../../src/cli/schedule.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF } from '../../src/index.js';
 import { gcs, iam } from '../../src/google/index.js';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 
 const read = (argv: string[]): CliRequest => readArgs(argv, (config) => parseArgs(config));
 const readRun = (argv: string[]): RunRequest => {

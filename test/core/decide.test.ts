@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 import { RetryError, type RetryOptions } from '../../src/index.js';
 
 const failure = (overrides: Partial<FailedAttempt> = {}): FailedAttempt => ({

@@ -2,7 +2,7 @@
 // their answers handed to the pure decide(). The engine's own tests check that it acts on them.
 import { describe, expect, it, vi } from 'vitest';
 import { type Outcome, judge } from '../../src/core/judge.js';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 import { Runs } from '../../src/core/runs.js';
 import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
 

@@ -1,6 +1,8 @@
+import FakeTimers from '@sinonjs/fake-timers';
 import { describe, expect, it, vi } from 'vitest';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 import { createRetryAfterGate, createRetryBudget, retry, type RetryOptions } from '../../src/index.js';
+import { instant } from '../../src/testing/index.js';
 import { rejection, thrown } from '../helpers/thrown.js';
 
 /**
@@ -166,7 +168,7 @@ describe('retry() validates its options before anything runs', () => {
     expect(retryable).toHaveBeenCalledTimes(2);
   });
 
-  it('reads each frozen options object once, however calls alternate between them; an unfrozen one every time', async () => {
+  it('reads each frozen options object once, however calls alternate between them; an unfrozen one at every call', async () => {
     // A getter counts the reads (a frozen object may still have one).
     const counted = (freeze: boolean) => {
       const box = { reads: 0, options: {} as RetryOptions };
@@ -182,10 +184,76 @@ describe('retry() validates its options before anything runs', () => {
     const first = counted(true);
     const second = counted(true);
     const open = counted(false);
+    const openReads: number[] = [];
     for (const box of [first, second, first, second, first, open, open]) {
       await expect(retry(async () => 'ok', box.options)).resolves.toBe('ok');
+      if (box === open) openReads.push(open.reads);
     }
-    expect([first.reads, second.reads, open.reads]).toEqual([1, 1, 2]);
+    expect([first.reads, second.reads]).toEqual([1, 1]);
+    // Read at each call: compared with the last literal, and checked when it differs.
+    expect(openReads[0]).toBeGreaterThanOrEqual(1);
+    expect(openReads[1]).toBeGreaterThan(openReads[0] as number);
+  });
+
+  it('compares a literal with the last one only when both are plain options: a Map after {} is refused, instant() is kept', async () => {
+    await expect(retry(async () => 'ok', {})).resolves.toBe('ok');
+    await expect(retry(async () => 'ok', new Map() as RetryOptions)).rejects.toThrow('retry: options must be a plain object, got a Map');
+    // The same keys and values as the last literal, plus instant()'s marker: its wait is skipped.
+    const fake = FakeTimers.createClock(0);
+    const clock = { now: () => fake.now, setTimeout: fake.setTimeout, clearTimeout: fake.clearTimeout } as RetryOptions['clock'];
+    const flaky = () => {
+      let calls = 0;
+      return () => (++calls === 1 ? Promise.reject(new Error('down')) : Promise.resolve(calls));
+    };
+    const plain = { clock, retryable: () => true };
+    const waiting = retry(flaky(), { ...plain });
+    await fake.runAllAsync();
+    await expect(waiting).resolves.toBe(2);
+    expect(fake.now).toBeGreaterThan(0);
+    const at = fake.now;
+    const skipping = retry(flaky(), instant({ ...plain }));
+    await fake.runAllAsync();
+    await expect(skipping).resolves.toBe(2);
+    expect(fake.now).toBe(at);
+  });
+
+  it('reads an options object changed between calls anew: a field, or a backoff changed in place', async () => {
+    // A created (not installed) clock: the waits are virtual, and nothing global changes.
+    const fake = FakeTimers.createClock(0);
+    const clock = { now: () => fake.now, setTimeout: fake.setTimeout, clearTimeout: fake.clearTimeout } as RetryOptions['clock'];
+    const waits: number[] = [];
+    const shared = { clock, retryable: () => true, onRetry: (e: { delayMs: number }) => void waits.push(e.delayMs) };
+    const failing = async (options: RetryOptions) => {
+      const call = retry(() => Promise.reject(new Error('down')), options).catch(() => 'gave up');
+      await fake.runAllAsync();
+      return call;
+    };
+    // The same object, a field changed between calls.
+    const options = { ...shared, maxAttempts: 3, backoff: Object.freeze({ initialDelayMs: 100, jitter: 'none' as const }) };
+    await failing(options);
+    options.maxAttempts = 2;
+    await failing(options);
+    expect(waits).toEqual([100, 200, 100]);
+    // A literal per call holding the same backoff object, changed in place in between.
+    waits.length = 0;
+    const backoff = { initialDelayMs: 100, jitter: 'none' as const };
+    await failing({ ...shared, maxAttempts: 2, backoff });
+    await failing({ ...shared, maxAttempts: 2, backoff });
+    backoff.initialDelayMs = 300;
+    await failing({ ...shared, maxAttempts: 2, backoff });
+    expect(waits).toEqual([100, 100, 300]);
+    // A growing attempt timeout changed in place: a hung attempt is given up at the new limit.
+    const growth = { initialMs: 100, multiplier: 2, maxMs: 1000 };
+    const hung = async () => {
+      const start = fake.now;
+      const call = retry(() => new Promise(() => {}), { clock, maxAttempts: 1, attemptTimeoutMs: growth }).catch(() => 'timed out');
+      await fake.runAllAsync();
+      await call;
+      return fake.now - start;
+    };
+    expect([await hung(), await hung()]).toEqual([100, 100]);
+    growth.initialMs = 300;
+    expect(await hung()).toBe(300);
   });
 });
 

@@ -137,6 +137,33 @@ describe('the telemetry option', () => {
     expect(config.telemetry).toBeUndefined();
   });
 
+  it('runs a call its telemetry declines (undefined) as one without: its own config, its hooks and hedging as given', async () => {
+    const asked: TelemetryCall[] = [];
+    const declining: Telemetry = ({ name, service }) => {
+      asked.push({ name, service });
+      return undefined;
+    };
+    const config = validateOptions({ telemetry: declining, name: 'quiet' }, 'retry');
+    expect(observed(config)).toBe(config);
+    asked.length = 0;
+    const events: string[] = [];
+    let sends = 0;
+    const call = track(
+      retry(
+        () => {
+          sends++;
+          return new Promise((resolve) => setTimeout(() => resolve('ok'), 50));
+        },
+        { telemetry: declining, name: 'quiet', onEvent: (e) => events.push(e.type), hedge: hedging({ delayMs: 10, maxCopies: 2 }) },
+      ),
+    );
+    await clock.tickAsync(60);
+    expect(call.value).toBe('ok');
+    expect(asked).toEqual([{ name: 'quiet', service: undefined }]);
+    expect(sends).toBe(2);
+    expect(events).toEqual(['attempt', 'hedge', 'success']);
+  });
+
   it('refuses a telemetry that is not a function, and a name or service that is not a string, naming them', async () => {
     await expect(retry(() => 1, { telemetry: {} as unknown as Telemetry })).rejects.toThrow(
       'retry: options.telemetry must be a function, got {}',

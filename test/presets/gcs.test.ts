@@ -12,6 +12,7 @@ import {
   retry,
 } from '../../src/index.js';
 import { GCS_OPERATIONS, gcs, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from '../../src/google/index.js';
+import { instant } from '../../src/testing/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
@@ -234,6 +235,33 @@ function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
     for (const key of Object.keys(fields)) delete proto[key];
   }
 }
+
+describe('gcs({ operation }) made per call', () => {
+  it('gives the same frozen preset each time, and only for an own operation alone', () => {
+    const first = gcs({ operation: 'objects.get' });
+    expect(gcs({ operation: 'objects.get' })).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(gcs({ operation: 'objects.get', maxAttempts: 3 })).not.toBe(first);
+    expect(gcs({ operation: 'objects.get', maxAttempts: 3 }).maxAttempts).toBe(3);
+    // An operation inherited from a polluted prototype is none: gcs({}) still asks for one.
+    expect(() => polluted({ operation: 'objects.get' }, () => gcs({} as never))).toThrow(/options\.operation is required/);
+    // instant()'s marker goes on with the preset made for it.
+    const skipping = gcs(instant({ operation: 'objects.get' }));
+    expect(skipping).not.toBe(first);
+    expect((skipping as unknown as Record<symbol, unknown>)[Symbol.for('tenacious.instant')]).toBe(true);
+  });
+
+  it('remembers a preset under the operation it was built from, not one a getter answered before', () => {
+    let reads = 0;
+    const shifting = {
+      get operation() {
+        return reads++ === 0 ? 'buckets.get' : 'hmacKeys.create';
+      },
+    };
+    expect(gcs(shifting as never).idempotent).toBe(false);
+    expect(gcs({ operation: 'buckets.get' }).idempotent).toBe(true);
+  });
+});
 
 describe('gcs(), gcsIdempotency(): only own fields are options or preconditions', () => {
   it('ignores options set on Object.prototype', () => {

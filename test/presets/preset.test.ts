@@ -2,7 +2,7 @@
 // under the preset's own name (no retry() error renamed after the fact).
 import { describe, expect, it } from 'vitest';
 import { retry } from '../../src/core/retry.js';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 import { gcs } from '../../src/presets/gcs.js';
 import { iam } from '../../src/presets/iam.js';
 import { scaledJitter } from '../../src/presets/preset.js';

@@ -19,7 +19,7 @@ import type { CallOptionsSpec, HookKind, PredicateKind, WorldSpec } from './gene
 import { SyncThen, throwingThen, transientError } from './faults.js';
 import { type Harness, openHarness } from './harness.js';
 import { type CallLimits, type CallRecord, type Sent, type WorldRecord, newCallRecord, newWorldRecord, nextSeq } from './record.js';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/read-options.js';
 
 /** Requests one call may send before the driver calls it endless and stops it with a permanent error. */
 export const ENDLESS_AFTER = 2000;
