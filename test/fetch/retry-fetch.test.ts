@@ -172,7 +172,7 @@ describe('statuses and classification: what it resolves and rejects with', () =>
     const error = await rejection(retryFetch('http://127.0.0.1:9/', { headers: { 'bad header': 'x' } }, { ...quick, fetch: fn }));
     expect(error).toBeInstanceOf(TypeError);
     // fetch's own words, not an error of the library's making.
-    expect(error.message).toBe(rejectionOf(() => new Headers({ 'bad header': 'x' })).message);
+    expect((error as Error).message).toBe(rejectionOf(() => new Headers({ 'bad header': 'x' })).message);
     expect(calls).toHaveLength(0);
   });
 
