@@ -59,7 +59,11 @@ function readLiteral(options: RetryOptions, where: string, path: string): RetryC
   const config = configOf(fields, options, where, path);
   // The values come from `fields`, as read once by the check (a getter is not called again).
   // Object.isFrozen() is true of anything but an object that can still change.
-  if ((options as { [INSTANT]?: unknown })[INSTANT] === undefined && Object.isFrozen(fields.backoff) && Object.isFrozen(fields.attemptTimeoutMs)) {
+  if (
+    (options as { [INSTANT]?: unknown })[INSTANT] === undefined &&
+    Object.isFrozen(fields.backoff) &&
+    Object.isFrozen(fields.attemptTimeoutMs)
+  ) {
     lastLiteral.length = 0;
     for (const key in options) lastLiteral.push(key, fields[key as keyof RetryOptions]);
     literalConfig = config;
