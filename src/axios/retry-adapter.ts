@@ -37,8 +37,10 @@ function loadLookUp(): Promise<unknown> {
     (axios) => {
       lookUp = axios.getAdapter;
     },
+    // Stryker disable next-line BlockStatement: tested by test/axios/peer.test.ts, which the mutation run leaves out (it reloads modules with vi.doMock, vitest.mutation.config.ts)
     (error: unknown) => {
       loading = undefined;
+      // Stryker disable next-line StringLiteral: tested by test/axios/peer.test.ts, which the mutation run leaves out (it reloads modules with vi.doMock, vitest.mutation.config.ts)
       throw peerMissing('tenacious/axios', 'axios', error);
     },
   );

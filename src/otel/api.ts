@@ -11,6 +11,8 @@ import type * as OpenTelemetry from '@opentelemetry/api';
 import { peerMissing } from '../util/peer.js';
 
 /** The API's namespace: its globals (`context`, `trace`, `metrics`) and helpers. */
+// Stryker disable next-line BlockStatement: tested by test/otel/api.test.ts, which the mutation run leaves out (it reloads modules with vi.doMock, vitest.mutation.config.ts)
 export const api: typeof OpenTelemetry = await import('@opentelemetry/api').catch((error: unknown) => {
+  // Stryker disable next-line StringLiteral: tested by test/otel/api.test.ts, which the mutation run leaves out (it reloads modules with vi.doMock, vitest.mutation.config.ts)
   throw peerMissing('tenacious/otel', '@opentelemetry/api', error);
 });

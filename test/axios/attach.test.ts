@@ -182,6 +182,15 @@ describe('which requests are resent', () => {
     expect(server.requests.every((r) => r.headers['idempotency-key'] === 'order-1')).toBe(true);
   });
 
+  it.each([
+    ['a Buffer', () => Buffer.from('bytes \u00ff')],
+    ['a Uint8Array', () => new TextEncoder().encode('bytes \u00ff')],
+  ])('a PUT with %s body is resent after a reset, the same bytes each time', async (_name, body) => {
+    const server = await serve(['reset', 503]);
+    await attached().put(server.url, body(), { headers: { 'content-type': 'application/octet-stream' } });
+    expect(server.requests.map((r) => r.body)).toEqual(['bytes \u00ff', 'bytes \u00ff', 'bytes \u00ff']);
+  });
+
   it('a blank Idempotency-Key does not count', async () => {
     const server = await serve(['reset']);
     await failureOf(attached().post(server.url, 'x', { headers: { 'Idempotency-Key': '  ' } }));

@@ -184,6 +184,10 @@ describe('one retry layer', () => {
     detach();
     await failureOf(api.get(server.url));
     expect(server.requests).toHaveLength(4);
+    // The instance is still known to retry: a third layer is refused, as with no stale detach.
+    expect(() => attachRetry(api, fast)).toThrow(/retries already/);
+    await failureOf(api.get(server.url));
+    expect(server.requests).toHaveLength(7);
   });
 
   it('a config that went through the instance already, sent again, is wrapped once', async () => {

@@ -4,8 +4,9 @@
 import type { ServerResponse } from 'node:http';
 import { Agent, Client, type Dispatcher, request } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
+import { QUEUED_BYTES } from '../../src/undici/bridge.js';
 import { tenaciousInterceptor } from '../../src/undici/index.js';
-import { fast, recorder, sendStatus, useLoopback } from './kit.js';
+import { fast, recorder, sendStatus, useLoopback, watchBelow } from './kit.js';
 
 const { serve, keep } = useLoopback();
 const agent = (options: Parameters<typeof tenaciousInterceptor>[0] = fast) => keep(new Agent().compose(tenaciousInterceptor(options)));
@@ -158,6 +159,91 @@ describe('the controller the caller’s handler gets', () => {
   });
 });
 
+describe('what the dispatcher below is told (an interceptor composed inside this one sees it)', () => {
+  it('an attempt whose signal aborted before undici started its request: aborted at its start, nothing sent', async () => {
+    const server = await serve((n, res) => sendStatus(res, 200, n));
+    // Between the interceptor and the agent: holds the attempt's dispatch until released.
+    let held: () => void = () => {};
+    const reached = new Promise<void>((resolve) => (held = resolve));
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hold =
+      (dispatch: Dispatcher['dispatch']): Dispatcher['dispatch'] =>
+      (opts, handler) => {
+        held();
+        void released.then(() => dispatch(opts, handler));
+        return true;
+      };
+    const below = watchBelow();
+    const reason = new Error('changed my mind');
+    const { handler, ended, told } = recorder();
+    keep(new Agent().compose(below.interceptor, hold, tenaciousInterceptor(fast))).dispatch(get(server.url), handler);
+    await reached;
+    told.controller?.abort(reason);
+    expect((await ended).error).toBe(reason);
+    // The attempt's fetch signal aborts one macrotask after the attempt (retryFetch's followLate): a
+    // timer set now runs after that one.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    release();
+    await vi.waitFor(() => expect(below.dispatches).toHaveLength(1));
+    const [attempt] = below.dispatches;
+    await attempt?.ended;
+    expect(attempt?.events).toEqual(['start', 'error']);
+    expect(attempt?.error).toBe(reason);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('a long body nobody will read is cut with an error that says why', async () => {
+    const long = 'd'.repeat(4 * QUEUED_BYTES);
+    const server = await serve((n, res) => {
+      if (n > 0) return sendStatus(res, 200, n);
+      res.writeHead(503, { 'content-length': String(long.length) });
+      res.end(long);
+    });
+    const below = watchBelow();
+    const { handler, ended } = recorder();
+    keep(new Agent().compose(below.interceptor, tenaciousInterceptor(fast))).dispatch(get(server.url), handler);
+    expect((await ended).status).toBe(200);
+    const [discarded] = below.dispatches;
+    await discarded?.ended;
+    expect(discarded?.events.at(-1)).toBe('error');
+    expect(discarded?.error).toEqual(new Error('tenaciousInterceptor: the body was discarded'));
+  });
+
+  it('a body the caller does not read: the socket is paused once 64 KiB wait unread, not before; every chunk holds bytes', async () => {
+    const first = 'a'.repeat(1024);
+    const rest = 'b'.repeat(16 * QUEUED_BYTES);
+    let more: () => void = () => {};
+    const go = new Promise<void>((resolve) => (more = resolve));
+    const server = await serve((_n, res) => {
+      res.writeHead(200, { 'content-length': String(first.length + rest.length) });
+      res.write(first);
+      void go.then(() => res.end(rest));
+    });
+    const below = watchBelow();
+    const sizes: number[] = [];
+    const { handler, ended, told } = recorder({
+      onResponseStart: (controller) => controller.pause(),
+      onResponseData: (_controller, chunk) => void sizes.push(chunk.byteLength),
+    });
+    keep(new Agent().compose(below.interceptor, tenaciousInterceptor(fast))).dispatch(get(server.url), handler);
+    await vi.waitFor(() => expect(below.dispatches[0]?.chunks.at(-1)?.bytes).toBe(first.length));
+    const attempt = below.dispatches[0]!;
+    // The first kilobyte alone: far below the queue's mark, the socket keeps flowing.
+    expect(attempt.chunks.filter((c) => c.paused)).toEqual([]);
+    more();
+    await vi.waitFor(() => expect(attempt.chunks.some((c) => c.paused) || attempt.events.includes('end')).toBe(true));
+    expect(attempt.events).not.toContain('end');
+    const pausedAt = attempt.chunks.find((c) => c.paused)!;
+    expect(pausedAt.bytes).toBeGreaterThanOrEqual(QUEUED_BYTES);
+    told.controller?.resume();
+    const all = await ended;
+    expect(all.body).toBe(first + rest);
+    expect(sizes.length).toBeGreaterThan(0);
+    expect(sizes.filter((size) => size === 0)).toEqual([]);
+  });
+});
+
 describe('what passes through untouched', () => {
   it.each([
     ['CONNECT', { method: 'CONNECT' }],
@@ -225,6 +311,26 @@ describe('handlers that leave callbacks out (new-style handlers, called directly
     await gaveUp;
     for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
     expect(server.requests).toHaveLength(2);
+  });
+
+  it('no onResponseEnd: a call that succeeds is not reported as an error', async () => {
+    const server = await serve((n, res) => sendStatus(res, 200, n));
+    const expected = JSON.stringify({ status: 200, attempt: 1 });
+    let body = '';
+    const errors: Error[] = [];
+    const read = new Promise<void>((resolve) => {
+      direct({ ...fast, bufferBody: true })(get(server.url), {
+        onResponseData: (_c, chunk) => {
+          body += new TextDecoder().decode(chunk);
+          if (body === expected) resolve();
+        },
+        onResponseError: (_c, error) => void errors.push(error),
+      });
+    });
+    await read;
+    // The body was in memory: what follows its last chunk runs in microtasks, done after these turns.
+    for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
+    expect(errors).toEqual([]);
   });
 
   it('a handler that throws at a 204’s onResponseStart (no body to cancel) gets onResponseError', async () => {

@@ -123,3 +123,57 @@ export function recorder(extra: Partial<Dispatcher.DispatchHandler> = {}): {
   };
   return { handler, ended, told };
 }
+
+/** What the dispatcher below the interceptor told one attempt's handler, as an interceptor composed inside it sees. */
+export interface SeenBelow {
+  readonly events: string[];
+  /** After each body chunk: the bytes handed up so far, and whether the attempt's handler had paused the dispatch. */
+  readonly chunks: { readonly bytes: number; readonly paused: boolean }[];
+  error?: Error;
+  /** Resolves at onResponseEnd or onResponseError. */
+  readonly ended: Promise<void>;
+}
+
+/**
+ * An interceptor to compose inside (before) tenaciousInterceptor: it records what undici tells
+ * each attempt's handler, and what that handler does to undici's controller.
+ */
+export function watchBelow(): {
+  interceptor: Dispatcher.DispatcherComposeInterceptor;
+  dispatches: SeenBelow[];
+} {
+  const dispatches: SeenBelow[] = [];
+  const interceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+    let done: () => void = () => {};
+    const seen: SeenBelow = { events: [], chunks: [], ended: new Promise<void>((resolve) => (done = resolve)) };
+    dispatches.push(seen);
+    let bytes = 0;
+    return dispatch(opts, {
+      onRequestStart(controller, context) {
+        seen.events.push('start');
+        handler.onRequestStart?.(controller, context);
+      },
+      onResponseStart(controller, status, headers, message) {
+        seen.events.push(`status ${status}`);
+        handler.onResponseStart?.(controller, status, headers, message);
+      },
+      onResponseData(controller, chunk) {
+        bytes += chunk.byteLength;
+        handler.onResponseData?.(controller, chunk);
+        seen.chunks.push({ bytes, paused: controller.paused });
+      },
+      onResponseEnd(controller, trailers) {
+        seen.events.push('end');
+        handler.onResponseEnd?.(controller, trailers);
+        done();
+      },
+      onResponseError(controller, error) {
+        seen.events.push('error');
+        seen.error = error;
+        handler.onResponseError?.(controller, error);
+        done();
+      },
+    });
+  };
+  return { interceptor, dispatches };
+}
