@@ -34,6 +34,7 @@ export interface Subscriber {
 }
 
 const COMMON = ['eval', 'duplicate', 'on'];
+// The one method each client has of its own: the script method, spelled two ways.
 const NODE_REDIS = [...COMMON, 'evalSha'];
 const IOREDIS = [...COMMON, 'evalsha'];
 
@@ -46,24 +47,26 @@ function invoke(object: Methods, name: string, ...args: unknown[]): unknown {
 }
 
 /**
- * The gate's view of `client`, or a TypeError that says which methods a node-redis or an ioredis
- * client has and this one lacks.
+ * The gate's view of `client` (an object: the options' rule refuses anything else first), or a
+ * TypeError that says which methods a node-redis or an ioredis client has and this one lacks.
  */
-export function connectionOf(where: string, client: unknown): RedisConnection {
+export function connectionOf(where: string, client: object): RedisConnection {
   if (hasMethods(client, NODE_REDIS)) return nodeRedis(client as Methods);
   if (hasMethods(client, IOREDIS)) return ioredis(client as Methods);
-  const missing = (names: readonly string[]) =>
-    names.filter((name) => typeof (client as Record<string, unknown> | null)?.[name] !== 'function');
-  const lacks = typeof client === 'object' && client !== null ? `: it has no ${missingText(missing(NODE_REDIS), missing(IOREDIS))}` : '';
-  return fail(`${where}: options.client must be a node-redis or ioredis client${lacks}, got ${describe(client)}`);
+  return fail(
+    `${where}: options.client must be a node-redis or ioredis client: it has no ${missingText(client as Methods)}, got ${describe(client)}`,
+  );
 }
 
-/** The methods missing for the nearer of the two shapes; both, when it is as near to either. */
-function missingText(forNodeRedis: readonly string[], forIoredis: readonly string[]): string {
-  if (forNodeRedis.length !== forIoredis.length) return (forNodeRedis.length < forIoredis.length ? forNodeRedis : forIoredis).join(', ');
-  const shared = forNodeRedis.filter((name) => forIoredis.includes(name));
-  const own = (names: readonly string[]) => names.filter((name) => !shared.includes(name)).join(', ');
-  return [...shared, `${own(forNodeRedis)} (node-redis) or ${own(forIoredis)} (ioredis)`].join(', ');
+/**
+ * The methods `client` lacks to be the nearer of the two clients: those both have, then the
+ * script method when it has neither spelling (it is then as near to either).
+ */
+function missingText(client: Methods): string {
+  const lacks = (name: string) => typeof client[name] !== 'function';
+  const names = COMMON.filter(lacks);
+  if (lacks('evalSha') && lacks('evalsha')) names.push('evalSha (node-redis) or evalsha (ioredis)');
+  return names.join(', ');
 }
 
 function fail(message: string): never {
@@ -80,11 +83,16 @@ function duplicateOf(client: Methods, events: SubscriberEvents): Methods {
 
 /** Drops `connection` at once, whatever the client calls that; what it rejects with is of no interest after close. */
 function drop(connection: Methods): void {
-  const end = ['destroy', 'disconnect', 'quit'].find((name) => typeof connection[name] === 'function');
-  try {
-    Promise.resolve(end === undefined ? undefined : invoke(connection, end)).catch(() => {});
-  } catch {
-    // A client that throws while closing is closed enough.
+  // The first that ends at once: node-redis's destroy (disconnect before v5), ioredis's
+  // disconnect; quit, which waits for Redis to answer, only where there is nothing else.
+  for (const name of ['destroy', 'disconnect', 'quit']) {
+    if (typeof connection[name] !== 'function') continue;
+    try {
+      Promise.resolve(invoke(connection, name)).catch(() => {});
+    } catch {
+      // A client that throws while closing is closed enough.
+    }
+    return;
   }
 }
 

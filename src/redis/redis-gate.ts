@@ -121,12 +121,12 @@ export async function createRedisGate(options: RedisGateOptions): Promise<RedisG
   const values = readChecked(WHERE, options, RULES) as Partial<RedisGateOptions>;
   checkField(WHERE, 'options', 'client', RULES, values.client);
   checkField(WHERE, 'options', 'key', RULES, values.key);
-  const { client, key, onError, clock = systemClock, maxHoldMs, spread, rng } = values as RedisGateOptions;
+  const { client, key, onError = ignore, clock = systemClock, maxHoldMs, spread, rng } = values as RedisGateOptions;
   const connection = connectionOf(WHERE, client);
   const local = createRetryAfterGate(definedOnly({ maxHoldMs, spread, rng, clock }));
   const report = (error: unknown): void => {
     try {
-      onError?.(error);
+      onError(error);
     } catch {
       // The application's logger failing is no reason to fail a call.
     }
@@ -148,6 +148,9 @@ export async function createRedisGate(options: RedisGateOptions): Promise<RedisG
     close: async () => sharing.close(),
   };
 }
+
+/** The default `onError`. */
+function ignore(): void {}
 
 /** `started`, or the budget's end on `clock`, whichever is first; `late` is told of the second. */
 function withinBudget(started: Promise<void>, clock: RetryClock, late: () => void): Promise<void> {

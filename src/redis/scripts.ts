@@ -69,12 +69,9 @@ function integerOf(value: unknown): number {
  * proxy's or a client's fault.
  */
 export function replyOf(where: string, reply: unknown): { readonly now: number; readonly end: unknown } {
-  const [now, end] = Array.isArray(reply) ? (reply as unknown[]) : [];
-  const at = integerOf(now);
-  if (!Array.isArray(reply) || reply.length !== 2 || !isMoment(at)) {
-    throw mustError(`${where}: the script's reply`, "be [Redis's TIME in ms, the pause's end]", reply);
-  }
-  return { now: at, end };
+  const at = Array.isArray(reply) && reply.length === 2 ? integerOf(reply[0]) : Number.NaN;
+  if (!isMoment(at)) throw mustError(`${where}: the script's reply`, "be [Redis's TIME in ms, the pause's end]", reply);
+  return { now: at, end: (reply as unknown[])[1] };
 }
 
 /** The end of a pause as the key held it: 0 for none ('' or 0), else a moment (a TypeError naming the value). */

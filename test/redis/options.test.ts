@@ -5,6 +5,8 @@ import { createRedisGate } from '../../src/redis/index.js';
 
 /** The least a node-redis client has for the gate (nothing here is ever called). */
 const nodeRedisShape = { eval() {}, evalSha() {}, duplicate() {}, on() {} };
+/** A function is no client, whatever methods it carries. */
+function redisLike(): void {}
 
 async function rejection(options: unknown): Promise<Error> {
   return createRedisGate(options as never).then(
@@ -22,6 +24,12 @@ describe('createRedisGate: bad options', () => {
     [{ client: nodeRedisShape }, TypeError, 'createRedisGate: options.key must be a non-empty string, got undefined'],
     [{ client: nodeRedisShape, key: '' }, TypeError, 'createRedisGate: options.key must be a non-empty string, got ""'],
     [{ client: nodeRedisShape, key: 7 }, TypeError, 'createRedisGate: options.key must be a non-empty string, got 7'],
+    [{ client: null, key: 'k' }, TypeError, 'createRedisGate: options.client must be a node-redis or ioredis client, got null'],
+    [
+      { client: Object.assign(redisLike, nodeRedisShape), key: 'k' },
+      TypeError,
+      'createRedisGate: options.client must be a node-redis or ioredis client, got a function (redisLike)',
+    ],
     [
       { client: 'redis://localhost', key: 'k' },
       TypeError,
@@ -59,6 +67,17 @@ describe('createRedisGate: bad options', () => {
     const { duplicate: _, ...noDuplicate } = nodeRedisShape;
     expect((await rejection({ client: noDuplicate, key: 'k' })).message).toMatch(
       /^createRedisGate: options\.client must be a node-redis or ioredis client: it has no duplicate, got \{/,
+    );
+    const { duplicate: __, on: ___, ...bare } = nodeRedisShape;
+    expect((await rejection({ client: bare, key: 'k' })).message).toMatch(/: it has no duplicate, on, got \{/);
+    const ioredisNoOn = { eval() {}, evalsha() {}, duplicate() {} };
+    expect((await rejection({ client: ioredisNoOn, key: 'k' })).message).toMatch(/: it has no on, got \{/);
+  });
+
+  it("names only the methods a client lacks when it has both clients' script method", async () => {
+    const both = { eval() {}, evalSha() {}, evalsha() {}, duplicate() {} };
+    expect((await rejection({ client: both, key: 'k' })).message).toMatch(
+      /^createRedisGate: options\.client must be a node-redis or ioredis client: it has no on, got \{/,
     );
   });
 

@@ -39,6 +39,23 @@ describe('the clock offset', () => {
     expect(offset.add(202 + SAMPLE_TTL_MS + 1, 202 + SAMPLE_TTL_MS + 101, 202 + SAMPLE_TTL_MS + 51 + 990)).toBe(true); // old: any fresh one
     expect(offset.value).toBe(990);
   });
+
+  it('is stale with no sample, whatever the clock reads', () => {
+    const offset = createClockOffset();
+    for (const now of [0, -1e12, 1e12, Number.NEGATIVE_INFINITY, Number.NaN]) expect(offset.stale(now)).toBe(true);
+  });
+
+  it('takes a round trip as short as the one it rests on, and a longer one once that one is more than a minute old', () => {
+    const offset = createClockOffset();
+    const t = 5_000_000; // a steady clock far from 0
+    expect(offset.add(t, t + 10, 1005)).toBe(true);
+    expect(offset.add(t + 100, t + 110, 1107)).toBe(true); // as short, and fresher
+    expect(offset.value).toBe(1002 - t);
+    expect(offset.add(t + 90 + SAMPLE_TTL_MS, t + 110 + SAMPLE_TTL_MS, 0)).toBe(false); // longer, and the sample just a minute old
+    expect(offset.value).toBe(1002 - t);
+    expect(offset.add(t + 91 + SAMPLE_TTL_MS, t + 111 + SAMPLE_TTL_MS, t + 101 + SAMPLE_TTL_MS + 990)).toBe(true);
+    expect(offset.value).toBe(990);
+  });
 });
 
 describe('what Redis sends back', () => {
@@ -58,7 +75,20 @@ describe('what Redis sends back', () => {
     );
   });
 
-  it.each([['banana'], ['-5'], ['1.5'], [Number.NaN], ['9'.repeat(17)], [{}]])('refuses the end %j, naming it', (end) => {
+  it.each([
+    ['banana'],
+    ['-5'],
+    ['1.5'],
+    [Number.NaN],
+    ['9'.repeat(17)],
+    [{}],
+    // Digits, but not written as Redis writes a number.
+    ['1700000002000 '],
+    [' 1700000002000'],
+    ['+1700000002000'],
+    ['1700000002000.0'],
+    [['1700000002000']],
+  ])('refuses the end %j, naming it', (end) => {
     expect(() => pauseEndOf('createRedisGate', end)).toThrow(
       /^createRedisGate: the pause read from Redis must be the moment it ends, in ms since 1970, got/,
     );
