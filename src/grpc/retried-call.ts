@@ -46,7 +46,8 @@ export class RetriedCall implements NextInterceptingCall {
   #message: unknown;
   #latest: { readonly attempt: Attempt; error?: unknown } | undefined;
   #cancelled: Cancellation | undefined;
-  #committed = false;
+  /** The attempt whose stream the caller reads, once its first message has ended the engine's call. */
+  #committed: Attempt | undefined;
   readonly #controller = new AbortController();
 
   constructor(
@@ -92,7 +93,7 @@ export class RetriedCall implements NextInterceptingCall {
    * unary call, its answer): only a committed stream has more to read.
    */
   startRead(): void {
-    if (this.#committed) this.#latest?.attempt.call.startRead();
+    this.#committed?.call.startRead();
   }
 
   /**
@@ -100,7 +101,7 @@ export class RetriedCall implements NextInterceptingCall {
    * caller's status; a committed stream, the engine done with it, is cancelled as it is.
    */
   cancelWithStatus(code: number, details: string): void {
-    if (this.#committed) return this.#latest?.attempt.call.cancelWithStatus(code, details);
+    if (this.#committed !== undefined) return this.#committed.call.cancelWithStatus(code, details);
     if (this.#cancelled !== undefined) return;
     this.#cancelled = new Cancellation(code, details);
     this.#controller.abort(this.#cancelled);
@@ -150,8 +151,8 @@ export class RetriedCall implements NextInterceptingCall {
    * the last answer: it becomes an INTERNAL status that names it.
    */
   #giveUp(error: unknown): void {
-    const cancelled = this.#cancelled;
-    if (error === cancelled && cancelled !== undefined) return this.#tellLocal(cancelled.code, cancelled.details);
+    // The engine rejects with its signal's reason, and only cancelWithStatus aborts it, with a Cancellation.
+    if (error instanceof Cancellation) return this.#tellLocal(error.code, error.details);
     const latest = this.#latest;
     const name = (error as { name?: unknown } | undefined)?.name;
     if (!ENDINGS.has(name) && (latest === undefined || error !== latest.error)) {
@@ -182,7 +183,8 @@ export class RetriedCall implements NextInterceptingCall {
     if (headers !== undefined) listener.onReceiveMetadata?.(headers);
     if (!this.stream || status === undefined) listener.onReceiveMessage?.(message);
     if (status !== undefined) return listener.onReceiveStatus?.(status);
-    this.#committed = true;
-    this.#latest?.attempt.commit(listener);
+    const { attempt } = this.#latest as { attempt: Attempt }; // the one whose first message this is
+    this.#committed = attempt;
+    attempt.commit(listener);
   }
 }

@@ -9,7 +9,17 @@ import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.j
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import { type RetryEvent, ThrottledError, createRetryAfterGate } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type Outcome, type ScriptedServer, connect, echo, scriptedServer, until } from './server.js';
+import {
+  type Answer,
+  type LoopbackClient,
+  type Outcome,
+  type ScriptedServer,
+  connect,
+  echo,
+  listening,
+  scriptedServer,
+  until,
+} from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -276,6 +286,22 @@ describe('call.cancel()', () => {
     expect(error).toMatchObject({ code: status.CANCELLED, details: 'Cancelled on client', message: '1 CANCELLED: Cancelled on client' });
     expect(error?.metadata).toBeInstanceOf(Metadata);
     expect(error?.metadata.getMap()).toEqual({});
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
+  });
+
+  it('an interceptor under it sees the running attempt end with the caller’s status', async () => {
+    server = await scriptedServer(['stall']);
+    const under: Array<[number, string]> = [];
+    const interceptors = [grpcRetryInterceptor({}), listening({ onReceiveStatus: (s) => under.push([s.code, s.details]) })];
+    client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors });
+    let call: ClientUnaryCall | undefined;
+    const outcome = echo(client, {}, (made) => (call = made));
+    await server.seen(1);
+    call?.cancel();
+    const { error } = await outcome;
+    expect(error).toMatchObject({ code: status.CANCELLED, details: 'Cancelled on client' });
+    await until(() => under.length > 0, 'the attempt’s status');
+    expect(under).toEqual([[status.CANCELLED, 'Cancelled on client']]);
     await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
   });
 
