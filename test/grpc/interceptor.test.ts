@@ -5,6 +5,7 @@
 // the calls it leaves alone (client streams, a passed deadline, a method its policy skips).
 import {
   type ClientOptions,
+  type InterceptingCall,
   type Interceptor,
   type InterceptorOptions,
   Metadata,
@@ -253,7 +254,7 @@ describe('the call it returns, driven by hand: a listener may leave out methods,
     let made: { options: InterceptorOptions; next: NextCall } | undefined;
     const take: Interceptor = (options, next) => {
       made = { options, next };
-      return next(options);
+      return next(options) as InterceptingCall;
     };
     const plain = client({ ...NO_CHANNEL_RETRIES, interceptors: [take, ...under] });
     if (method === 'Echo') await call(plain);

@@ -177,11 +177,13 @@ describe('instant()', () => {
 
   it('leaves an object without both gate methods to the options reader too', async () => {
     for (const gate of [{}, { waitMs: () => 0 }, { hold: () => {} }]) {
-      await expect(retry(() => 1, instant({ gate: gate as never }))).rejects.toThrow(/retry: options.gate must come from createRetryAfterGate\(\)/);
+      await expect(retry(() => 1, instant({ gate: gate as never }))).rejects.toThrow(
+        /retry: options.gate must come from createRetryAfterGate\(\)/,
+      );
     }
   });
 
-  it("hands the call a gate that reports no pause, as a number, and passes every pause on to the shared one", () => {
+  it('hands the call a gate that reports no pause, as a number, and passes every pause on to the shared one', () => {
     const shared = createRetryAfterGate({ spread: false });
     const { gate } = instant({ gate: shared });
     expect(gate).not.toBe(shared);

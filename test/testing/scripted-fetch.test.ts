@@ -85,9 +85,9 @@ describe('scriptedFetch: network errors', () => {
     expect(detectRuntime({})).toBe('chromium');
     // A browser bundle's stand-in for `process` (no `versions`) is no Node.
     expect(detectRuntime({ process: { env: {} } })).toBe('chromium');
-    expect(detectRuntime({ process: { env: {} }, navigator: { userAgent: 'Mozilla/5.0 (X11; rv:133.0) Gecko/20100101 Firefox/133.0' } })).toBe(
-      'firefox',
-    );
+    expect(
+      detectRuntime({ process: { env: {} }, navigator: { userAgent: 'Mozilla/5.0 (X11; rv:133.0) Gecko/20100101 Firefox/133.0' } }),
+    ).toBe('firefox');
   });
 
   it('rejects a scripted failure with the error of the runtime it runs on, or of the one asked for', async () => {
