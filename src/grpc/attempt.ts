@@ -97,8 +97,9 @@ export function sendAttempt(
   call.start(metadata, listener);
   call.sendMessageWithContext(request.context, request.message);
   call.halfClose();
-  // A unary call reads its answer by itself; a stream reads when asked, and the first message is the attempt's.
-  if (stream) call.startRead();
+  // A stream reads when asked, and the first message is the attempt's. (A unary call reads its
+  // answer by itself, grpc-js's BaseUnaryInterceptingCall: asking it too changes nothing.)
+  call.startRead();
   const commit = (to: Partial<InterceptingListener>): void => {
     caller = to;
     if (ended !== undefined) to.onReceiveStatus?.(ended);

@@ -59,5 +59,5 @@ export function grpcRetryInterceptor(policy?: GrpcInterceptorPolicy): Intercepto
 /** Milliseconds until a call's `deadline` (a Date or epoch milliseconds); Infinity without one. */
 function untilDeadline(deadline: Deadline | undefined): number {
   if (deadline === undefined) return Number.POSITIVE_INFINITY;
-  return (typeof deadline === 'number' ? deadline : deadline.getTime()) - Date.now();
+  return Number(deadline) - Date.now(); // a Date's number is its getTime()
 }

@@ -11,7 +11,6 @@ import { GrpcStatus } from '../classify/error-shape.js';
 import { startCall } from '../core/retry.js';
 import { timeoutOf } from '../core/schedule.js';
 import { isRetryError } from '../errors.js';
-import { MAX_TIMER_DELAY } from '../runtime/timer-queue.js';
 import type { AttemptContext } from '../types.js';
 import { type Answer, type Attempt, type MessageContext, type NextInterceptingCall, type Request, sendAttempt } from './attempt.js';
 import { type MethodRetry, WHERE } from './options.js';
@@ -24,6 +23,14 @@ class Cancellation {
     readonly details: string,
   ) {}
 }
+
+/**
+ * The longest attempt limit sent as a gRPC deadline: 2,147,483 s. grpc-js's client sends a
+ * timeout of 10^8 ms or more in whole seconds, rounded up, and its server multiplies them back
+ * into a 32-bit integer of milliseconds: one second more (even 2^31 − 1 ms, rounded up) wraps
+ * round to a deadline already past.
+ */
+const MAX_GRPC_TIMEOUT_MS = 2_147_483_000;
 
 /** Errors of the engine that end a call on its last attempt's answer (besides that attempt's own error). */
 const ENDINGS: ReadonlySet<unknown> = new Set(['RetryError', 'TimeoutError', 'ThrottledError']);
@@ -39,7 +46,8 @@ export class RetriedCall implements NextInterceptingCall {
   #message: unknown;
   #latest: { readonly attempt: Attempt; error?: unknown } | undefined;
   #cancelled: Cancellation | undefined;
-  #committed = false;
+  /** The attempt whose stream the caller reads, once its first message has ended the engine's call. */
+  #committed: Attempt | undefined;
   readonly #controller = new AbortController();
 
   constructor(
@@ -85,7 +93,7 @@ export class RetriedCall implements NextInterceptingCall {
    * unary call, its answer): only a committed stream has more to read.
    */
   startRead(): void {
-    if (this.#committed) this.#latest?.attempt.call.startRead();
+    this.#committed?.call.startRead();
   }
 
   /**
@@ -93,7 +101,7 @@ export class RetriedCall implements NextInterceptingCall {
    * caller's status; a committed stream, the engine done with it, is cancelled as it is.
    */
   cancelWithStatus(code: number, details: string): void {
-    if (this.#committed) return this.#latest?.attempt.call.cancelWithStatus(code, details);
+    if (this.#committed !== undefined) return this.#committed.call.cancelWithStatus(code, details);
     if (this.#cancelled !== undefined) return;
     this.#cancelled = new Cancellation(code, details);
     this.#controller.abort(this.#cancelled);
@@ -118,10 +126,10 @@ export class RetriedCall implements NextInterceptingCall {
     // Stryker disable next-line StringLiteral: equivalent: the server sees a cancel, never its words, and nobody listens to that call any more
     this.#latest?.attempt.call.cancelWithStatus(GrpcStatus.CANCELLED, 'Superseded by a retry');
     const limitMs = Math.min(timeoutOf(this.retry.config, ctx.attempt), ctx.remainingMs);
-    // grpc-js's server reads a grpc-timeout into 32 bits: a deadline further than a timer holds
-    // reaches it negative, and it ends the attempt at once. Such a limit is kept by the attempt's
-    // signal alone (its cancel tells the server); the gRPC deadline stays the caller's.
-    const deadline = this.stream || !(limitMs <= MAX_TIMER_DELAY) ? undefined : Date.now() + limitMs;
+    // A longer limit would reach grpc-js's server negative (MAX_GRPC_TIMEOUT_MS), and it would end
+    // the attempt at once. Such a limit is kept by the attempt's signal alone (its cancel tells
+    // the server); the gRPC deadline stays the caller's.
+    const deadline = this.stream || !(limitMs <= MAX_GRPC_TIMEOUT_MS) ? undefined : Date.now() + limitMs;
     const attempt = sendAttempt(this.next, this.options, request, ctx, deadline, this.#cancellation, this.stream);
     const latest: { attempt: Attempt; error?: unknown } = { attempt };
     this.#latest = latest;
@@ -143,8 +151,8 @@ export class RetriedCall implements NextInterceptingCall {
    * the last answer: it becomes an INTERNAL status that names it.
    */
   #giveUp(error: unknown): void {
-    const cancelled = this.#cancelled;
-    if (error === cancelled && cancelled !== undefined) return this.#tellLocal(cancelled.code, cancelled.details);
+    // The engine rejects with its signal's reason, and only cancelWithStatus aborts it, with a Cancellation.
+    if (error instanceof Cancellation) return this.#tellLocal(error.code, error.details);
     const latest = this.#latest;
     const name = (error as { name?: unknown } | undefined)?.name;
     if (!ENDINGS.has(name) && (latest === undefined || error !== latest.error)) {
@@ -175,7 +183,8 @@ export class RetriedCall implements NextInterceptingCall {
     if (headers !== undefined) listener.onReceiveMetadata?.(headers);
     if (!this.stream || status === undefined) listener.onReceiveMessage?.(message);
     if (status !== undefined) return listener.onReceiveStatus?.(status);
-    this.#committed = true;
-    this.#latest?.attempt.commit(listener);
+    const { attempt } = this.#latest as { attempt: Attempt }; // the one whose first message this is
+    this.#committed = attempt;
+    attempt.commit(listener);
   }
 }

@@ -128,7 +128,8 @@ function build([level, ...causes]: Level[]): Error {
   const { name, message, fields } = level as Level;
   const options = causes.length > 0 ? { cause: build(causes) } : undefined;
   const error = name === 'TypeError' ? new TypeError(message, options) : new Error(message, options);
-  if (name === 'SocketError') error.name = name;
+  // undici's SocketError names itself (an own property); an Error or a TypeError has its class's name.
+  if (error.name !== name) error.name = name;
   return Object.assign(error, fields);
 }
 
@@ -141,6 +142,7 @@ export function detectRuntime(scope: Record<string, unknown> = globalThis as nev
   if (scope.Deno !== undefined) return 'deno';
   if (scope.Bun !== undefined) return 'bun';
   if ((scope.process as { versions?: { node?: string } } | undefined)?.versions?.node !== undefined) return 'node';
+  // Stryker disable next-line StringLiteral: equivalent: any fallback without 'Firefox/' or 'Safari/' that is not workerd's agent reads as Chromium
   const agent = (scope.navigator as { userAgent?: string } | undefined)?.userAgent ?? '';
   if (agent === 'Cloudflare-Workers') return 'workerd';
   if (agent.includes('Firefox/')) return 'firefox';

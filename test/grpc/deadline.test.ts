@@ -9,7 +9,17 @@ import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.j
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import { type RetryEvent, ThrottledError, createRetryAfterGate } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type Outcome, type ScriptedServer, connect, echo, scriptedServer, until } from './server.js';
+import {
+  type Answer,
+  type LoopbackClient,
+  type Outcome,
+  type ScriptedServer,
+  connect,
+  echo,
+  listening,
+  scriptedServer,
+  until,
+} from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -84,6 +94,17 @@ describe('deadlines', () => {
     await (await start(['OK'], { deadlineMs: 5000 }, { deadline: new Date(Date.now() + 2000) })).outcome;
     seen.push(server?.calls[0]?.deadlineInMs);
     expect(seen).toEqual([5000, 2000]);
+  });
+
+  it('a call deadline, as epoch milliseconds or a Date, counts from now: the clock far past 0', async () => {
+    await clock.tickAsync(50_000);
+    await (await start(['OK'], {}, { deadline: Date.now() + 2000 })).outcome;
+    const seen = [server?.calls[0]?.deadlineInMs];
+    client?.close();
+    server?.close();
+    await (await start(['OK'], {}, { deadline: new Date(Date.now() + 3000) })).outcome;
+    seen.push(server?.calls[0]?.deadlineInMs);
+    expect(seen).toEqual([2000, 3000]);
   });
 
   it('gives up once the next wait would end past the call’s deadline, with the last answer', async () => {
@@ -230,6 +251,29 @@ describe('maxRetryAfterMs and pushback too long to wait for', () => {
     const { error } = await outcome;
     expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
   });
+
+  // Regression: grpc-js's client sends a timeout of 10^8 ms or more in whole seconds, rounded
+  // up, and its server multiplies them back into 32 bits: a limit within a timer's 2^31 − 1 ms
+  // but past 2,147,483 s (2^31 − 1 ms itself) still reached the server negative, and it ended
+  // the attempt at once with DEADLINE_EXCEEDED.
+  it('a deadlineMs of 2^31 − 1 ms: the server keeps the attempt, and answers it (no DEADLINE_EXCEEDED at once)', async () => {
+    const { outcome } = await start([{ status: 'UNAVAILABLE', delayMs: 1000 }], { deadlineMs: 2 ** 31 - 1, maxAttempts: 1 });
+    await server?.seen(1);
+    await clock.tickAsync(1000);
+    const { error } = await outcome;
+    expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
+    expect(server?.calls.map((c) => c.deadlineInMs)).toEqual([Number.POSITIVE_INFINITY]);
+  });
+
+  it('a limit of 2,147,483 s, the longest the server reads right: sent as the attempt’s gRPC deadline; a millisecond more is not', async () => {
+    await (await start(['OK'], { deadlineMs: 2_147_483_000 })).outcome;
+    const seen = [server?.calls[0]?.deadlineInMs];
+    client?.close();
+    server?.close();
+    await (await start(['OK'], { deadlineMs: 2_147_483_001 })).outcome;
+    seen.push(server?.calls[0]?.deadlineInMs);
+    expect(seen).toEqual([2_147_483_000, Number.POSITIVE_INFINITY]);
+  });
 });
 
 describe('call.cancel()', () => {
@@ -242,6 +286,22 @@ describe('call.cancel()', () => {
     expect(error).toMatchObject({ code: status.CANCELLED, details: 'Cancelled on client', message: '1 CANCELLED: Cancelled on client' });
     expect(error?.metadata).toBeInstanceOf(Metadata);
     expect(error?.metadata.getMap()).toEqual({});
+    await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
+  });
+
+  it('an interceptor under it sees the running attempt end with the caller’s status', async () => {
+    server = await scriptedServer(['stall']);
+    const under: Array<[number, string]> = [];
+    const interceptors = [grpcRetryInterceptor({}), listening({ onReceiveStatus: (s) => under.push([s.code, s.details]) })];
+    client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors });
+    let call: ClientUnaryCall | undefined;
+    const outcome = echo(client, {}, (made) => (call = made));
+    await server.seen(1);
+    call?.cancel();
+    const { error } = await outcome;
+    expect(error).toMatchObject({ code: status.CANCELLED, details: 'Cancelled on client' });
+    await until(() => under.length > 0, 'the attempt’s status');
+    expect(under).toEqual([[status.CANCELLED, 'Cancelled on client']]);
     await until(() => server?.calls[0]?.cancelled === true, 'the server’s cancel');
   });
 

@@ -3,7 +3,17 @@
 // metadata on each), what the caller is told (one message, one status, grpc-js's own
 // ServiceError), one retry layer (the channel's retries left on multiply the requests), and
 // the calls it leaves alone (client streams, a passed deadline, a method its policy skips).
-import { type ClientOptions, type Interceptor, Metadata, connectivityState, type ServiceError, status } from '@grpc/grpc-js';
+import {
+  type ClientOptions,
+  type InterceptingCall,
+  type Interceptor,
+  type InterceptorOptions,
+  Metadata,
+  type NextCall,
+  connectivityState,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorPolicy } from '../../src/grpc/index.js';
@@ -21,6 +31,7 @@ import {
   scriptedServer,
   settled,
   until,
+  withTrailers,
 } from './server.js';
 
 const clock = useVirtualClock();
@@ -234,5 +245,86 @@ describe('calls it leaves alone', () => {
     expect(skip.error?.code).toBe(status.UNAVAILABLE);
     expect(server?.calls).toHaveLength(3);
     expect(asked).toEqual(['/tenacious.test.Loopback/Echo', '/tenacious.test.Loopback/Echo']);
+  });
+});
+
+describe('the call it returns, driven by hand: a listener may leave out methods, as grpc-js’s call interface allows', () => {
+  /** The options and next of a real call of `method`, through `under`, taken as it passes. */
+  async function nextOf(method: 'Echo' | 'Watch', under: Interceptor[] = []): Promise<{ options: InterceptorOptions; next: NextCall }> {
+    let made: { options: InterceptorOptions; next: NextCall } | undefined;
+    const take: Interceptor = (options, next) => {
+      made = { options, next };
+      return next(options) as InterceptingCall;
+    };
+    const plain = client({ ...NO_CHANNEL_RETRIES, interceptors: [take, ...under] });
+    if (method === 'Echo') await call(plain);
+    else {
+      const stream = plain.Watch({}, new Metadata());
+      stream.on('data', () => {});
+      stream.on('error', () => {}); // its status says it
+      await new Promise((resolve) => stream.on('status', resolve));
+    }
+    return made as { options: InterceptorOptions; next: NextCall };
+  }
+
+  /** Starts the interceptor's call on `next` with `listener`, its request sent. */
+  function send(taken: { options: InterceptorOptions; next: NextCall }, listener: object) {
+    const made = grpcRetryInterceptor(fast)(taken.options, taken.next);
+    made.start(new Metadata(), listener);
+    made.sendMessage({});
+    made.halfClose();
+    return made;
+  }
+
+  /** A few turns of the sockets, for anything still to come. */
+  const turns = async () => {
+    for (let n = 0; n < 20; n++) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('unary: only onReceiveStatus is told the status; only onReceiveMessage, the message', async () => {
+    await serve([]);
+    const taken = await nextOf('Echo');
+    const statuses: number[] = [];
+    const messages: unknown[] = [];
+    send(taken, { onReceiveStatus: (s: { code: number }) => statuses.push(s.code) });
+    send(taken, { onReceiveMessage: (m: unknown) => messages.push(m) });
+    await until(() => statuses.length === 1 && messages.length === 1, 'both answers');
+    await turns();
+    expect([statuses, messages]).toEqual([[status.OK], [{ ok: true }]]);
+  });
+
+  it('a server stream: a listener without onReceiveMessage reads to the status; one without onReceiveStatus, every message', async () => {
+    await serve([]);
+    const taken = await nextOf('Watch');
+    let headers = 0;
+    const statuses: number[] = [];
+    const noMessages = send(taken, { onReceiveMetadata: () => headers++, onReceiveStatus: (s: { code: number }) => statuses.push(s.code) });
+    await until(() => headers === 1, 'the headers');
+    // Handed over with the first message: each read asks for the next one.
+    await until(() => {
+      noMessages.startRead();
+      return statuses.length === 1;
+    }, 'the status');
+    const messages: unknown[] = [];
+    const noStatus = send(taken, { onReceiveMessage: (m: unknown) => messages.push(m) });
+    await until(() => {
+      noStatus.startRead();
+      return messages.length === 3;
+    }, 'three messages');
+    noStatus.startRead();
+    await turns();
+    expect([statuses, messages]).toEqual([[status.OK], [{ n: 1 }, { n: 2 }, { n: 3 }]]);
+  });
+
+  it('a server stream whose status came before the hand-over: a listener without onReceiveStatus has the message', async () => {
+    // The call that passes on next ends without a message: withTrailers would hold an OK stream's for ever.
+    await serve(['UNAVAILABLE', 'midway']);
+    const taken = await nextOf('Watch', [withTrailers]);
+    const messages: unknown[] = [];
+    send(taken, { onReceiveMessage: (m: unknown) => messages.push(m) });
+    await until(() => messages.length === 1, 'the message');
+    await turns();
+    expect(messages).toEqual([{ n: 1 }]);
+    expect(server?.calls.map((c) => c.answer)).toEqual(['UNAVAILABLE', 'midway']);
   });
 });

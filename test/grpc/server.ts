@@ -247,6 +247,24 @@ export function listening(watch: Partial<InterceptingListener>): Interceptor {
     });
 }
 
+/**
+ * An interceptor that hands each message on only with the call's status, as one that checks the
+ * messages against the trailers would: grpc-js then tells the status right after the message.
+ */
+export const withTrailers: Interceptor = (options, next) =>
+  new InterceptingCall(next(options), {
+    start: (metadata, _listener, start) => {
+      const held: Array<() => void> = [];
+      start(metadata, {
+        onReceiveMessage: (message, pass) => held.push(() => pass(message)),
+        onReceiveStatus: (s, pass) => {
+          pass(s);
+          for (const release of held.splice(0)) release();
+        },
+      });
+    },
+  });
+
 /** Resolves once `condition` holds, the sockets having had their turns; throws after 1000 turns. */
 export async function until(condition: () => boolean, what = 'the condition'): Promise<void> {
   for (let turn = 0; !condition(); turn++) {

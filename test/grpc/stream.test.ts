@@ -1,13 +1,23 @@
 // A server stream under grpcRetryInterceptor, on a real grpc-js channel in virtual time: it is
 // retried until its first message (that is the engine's call), and from there on the attempt's
 // stream is the caller's, read as the caller reads it, never retried, cancelled by call.cancel().
-import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type ClientReadableStream, type Interceptor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NO_CHANNEL_RETRIES, grpcRetryInterceptor } from '../../src/grpc/index.js';
 import type { GrpcInterceptorOptions } from '../../src/grpc/index.js';
 import type { RetryEvent } from '../../src/index.js';
 import { useVirtualClock } from '../helpers/clock.js';
-import { type Answer, type LoopbackClient, type ScriptedServer, connect, listening, scriptedServer, settled, until } from './server.js';
+import {
+  type Answer,
+  type LoopbackClient,
+  type ScriptedServer,
+  connect,
+  listening,
+  scriptedServer,
+  settled,
+  until,
+  withTrailers,
+} from './server.js';
 
 const clock = useVirtualClock();
 let server: ScriptedServer | undefined;
@@ -38,13 +48,14 @@ async function watch(
   script: readonly Answer[],
   options: GrpcInterceptorOptions,
   callOptions: object = {},
+  under: Interceptor[] = [],
 ): Promise<{ stream: ClientReadableStream<unknown>; read: Promise<Read> }> {
   server = await scriptedServer(script);
   waits = [];
   told = [];
   const onRetry = (event: RetryEvent) => waits.push(event.delayMs);
   const recorder = listening({ onReceiveMessage: (m) => told.push(m), onReceiveStatus: (s) => told.push(`status ${s.code}`) });
-  const interceptors = [recorder, grpcRetryInterceptor({ onRetry, ...fast, ...options })];
+  const interceptors = [recorder, grpcRetryInterceptor({ onRetry, ...fast, ...options }), ...under];
   client = connect(server.address, { ...NO_CHANNEL_RETRIES, interceptors });
   const stream = client.Watch({}, new Metadata(), callOptions);
   const messages: unknown[] = [];
@@ -82,6 +93,26 @@ describe('a server stream', () => {
     const { messages, error } = await read;
     expect(messages).toEqual([{ n: 1 }]);
     expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
+    expect(server?.calls).toHaveLength(1);
+  });
+
+  it('answered at once: every message read, in order, none taken by the attempt’s own read of its first', async () => {
+    const { read } = await watch([], {});
+    await settled(read, clock);
+    await expect(read).resolves.toEqual({ messages: [{ n: 1 }, { n: 2 }, { n: 3 }], error: undefined, metadataEvents: 1, statusEvents: 1 });
+    expect(told).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, 'status 0']);
+  });
+
+  it('an interceptor under it that hands a message on only with the status: that message, then the status', async () => {
+    // The status comes before the retried call has handed the stream over to the caller.
+    const { read } = await watch(['midway'], {}, {}, [withTrailers]);
+    await settled(read, clock);
+    await until(() => told.length === 2, 'the message and the status');
+    expect(told).toEqual([{ n: 1 }, 'status 14']);
+    const { messages, error, statusEvents } = await read;
+    expect(messages).toEqual([{ n: 1 }]);
+    expect(error).toMatchObject({ code: status.UNAVAILABLE, details: 'loopback says UNAVAILABLE' });
+    expect(statusEvents).toBe(1);
     expect(server?.calls).toHaveLength(1);
   });
 

@@ -175,6 +175,24 @@ describe('instant()', () => {
     );
   });
 
+  it('leaves an object without both gate methods to the options reader too', async () => {
+    for (const gate of [{}, { waitMs: () => 0 }, { hold: () => {} }]) {
+      await expect(retry(() => 1, instant({ gate: gate as never }))).rejects.toThrow(
+        /retry: options.gate must come from createRetryAfterGate\(\)/,
+      );
+    }
+  });
+
+  it('hands the call a gate that reports no pause, as a number, and passes every pause on to the shared one', () => {
+    const shared = createRetryAfterGate({ spread: false });
+    const { gate } = instant({ gate: shared });
+    expect(gate).not.toBe(shared);
+    gate?.hold(5000);
+    expect(shared.waitMs()).toBe(5000);
+    expect(gate?.waitMs()).toBe(0);
+    expect(gate?.waitMs(1000)).toBe(0);
+  });
+
   it("works with retryFetch and a preset: instant(gcs(...)) makes gcs()'s attempts, at once", async () => {
     const fetch = scriptedFetch([503, 'ECONNRESET', { status: 429, retryAfter: 2 }, 200]);
     const waits: number[] = [];

@@ -7,6 +7,7 @@ import { isTransient, networkError as isNetworkError } from '../../src/index.js'
 import { detectRuntime, networkError } from '../../src/testing/network-failures.js';
 import { type FetchRuntime, type NetworkFailure, instant, scriptedFetch } from '../../src/testing/index.js';
 import { type FailureCase, type Level, RECORDED_ROWS } from '../classify/runtime-errors.js';
+import { closeAfterEach, closedPort, startLoopback } from '../helpers/loopback.js';
 
 const URL_OF: Record<FailureCase, string> = {
   refused: 'http://127.0.0.1:4321/refused',
@@ -82,6 +83,11 @@ describe('scriptedFetch: network errors', () => {
     );
     expect(detectRuntime({ navigator: { userAgent: 'Mozilla/5.0 AppleWebKit/537.36 Chrome/131.0.0.0 Safari/537.36' } })).toBe('chromium');
     expect(detectRuntime({})).toBe('chromium');
+    // A browser bundle's stand-in for `process` (no `versions`) is no Node.
+    expect(detectRuntime({ process: { env: {} } })).toBe('chromium');
+    expect(
+      detectRuntime({ process: { env: {} }, navigator: { userAgent: 'Mozilla/5.0 (X11; rv:133.0) Gecko/20100101 Firefox/133.0' } }),
+    ).toBe('firefox');
   });
 
   it('rejects a scripted failure with the error of the runtime it runs on, or of the one asked for', async () => {
@@ -93,6 +99,68 @@ describe('scriptedFetch: network errors', () => {
     ]);
     const bun = await scriptedFetch(['ENOTFOUND'], { runtime: 'bun' })('http://nowhere.test/').catch((e: unknown) => e);
     expect(bun).toMatchObject({ name: 'TypeError', code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND nowhere.test' });
+  });
+});
+
+/** Every level of an error's chain, as far as code can tell it from the real one: its class, name, message and own properties. */
+function anatomyOf(error: unknown): unknown[] {
+  const levels: unknown[] = [];
+  for (let e = error as Error | undefined; e !== undefined; e = e.cause as Error | undefined) {
+    // undici's SocketError holds the socket itself, which no script has.
+    const own = Object.getOwnPropertyNames(e).filter((key) => key !== 'socket' && key !== 'stack' && key !== 'cause');
+    levels.push({
+      isTypeError: e instanceof TypeError,
+      name: e.name,
+      message: e.message,
+      own: Object.fromEntries(own.sort().map((key) => [key, (e as unknown as Record<string, unknown>)[key]])),
+    });
+  }
+  return levels;
+}
+
+describe("scriptedFetch's Node errors against Node's own fetch, failing for real on loopback", () => {
+  const closing = closeAfterEach();
+
+  it('refused, reset, closed, cut and unresolvable: the same classes, names, messages, codes, errno and fields', async () => {
+    let cutBody: (() => void) | undefined;
+    const server = closing(
+      await startLoopback((req, res) => {
+        if (req.url === '/reset') return req.socket.resetAndDestroy();
+        if (req.url === '/close') return void req.socket.end();
+        // /cut: headers promising 100 bytes, 7 of them; the reset comes once the client has the headers.
+        res.writeHead(200, { 'content-length': '100' });
+        res.write('1234567');
+        cutBody = () => req.socket.resetAndDestroy();
+      }),
+    );
+    const refused = `http://127.0.0.1:${await closedPort()}/refused`;
+    const thrown = (request: Promise<unknown>) =>
+      request.then(
+        () => {
+          throw new Error('expected a rejection');
+        },
+        (error: unknown) => error,
+      );
+    const cases: Array<[NetworkFailure | 'cut', string, () => Promise<unknown>]> = [
+      ['ECONNREFUSED', refused, () => fetch(refused)],
+      ['ECONNRESET', `${server.url}/reset`, () => fetch(`${server.url}/reset`)],
+      ['UND_ERR_SOCKET', `${server.url}/close`, () => fetch(`${server.url}/close`)],
+      [
+        'cut',
+        `${server.url}/cut`,
+        async () => {
+          const res = await fetch(`${server.url}/cut`);
+          cutBody?.();
+          return res.text();
+        },
+      ],
+      // .invalid never resolves (RFC 6761); the lookup fails on this machine, no network needed.
+      ['ENOTFOUND', 'http://does-not-exist.invalid/', () => fetch('http://does-not-exist.invalid/')],
+    ];
+    for (const [failure, url, request] of cases) {
+      const real = await thrown(request());
+      expect([failure, anatomyOf(networkError('node', failure, new URL(url)))]).toEqual([failure, anatomyOf(real)]);
+    }
   });
 });
 
