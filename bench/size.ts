@@ -255,7 +255,7 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
 
 /** One source file's part of a bundle. */
 export interface ModuleShare {
-  /** Path relative to the repository, e.g. `src/core/run.ts`. */
+  /** Path relative to the repository, e.g. `src/core/call.ts`. */
   readonly path: string;
   /** Minified bytes it contributes (esbuild's metafile). */
   readonly minifiedBytes: number;
@@ -336,7 +336,7 @@ export interface Feature {
 export const CORE_FEATURES: readonly Feature[] = [
   {
     name: 'engine: the call loop and its runs, judge() and the pure decide(), the mode host, context, hooks and events, the last outcome, the telemetry seam',
-    modules: /^src\/core\/(run|decide|judge|host|runs|context|hooks|retry|outcome|telemetry)\.ts$/,
+    modules: /^src\/core\/(call|call-state|ask|decide|judge|host|context|hooks|retry|outcome|telemetry)\.ts$/,
   },
   { name: 'timers and abort: the shared timer queue, clock, abort watch', modules: /^src\/runtime\// },
   { name: 'backoff: computeDelay, its jitters and policy checks', modules: /^src\/core\/backoff\.ts$/ },

@@ -82,4 +82,4 @@ export {
   createHedger,
   hedge,
   hedging,
-} from './fleet/hedge.js';
+} from './modes/hedge.js';

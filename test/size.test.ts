@@ -33,7 +33,7 @@ describe('bundle size (esbuild bundle + minify, gzip -9)', () => {
   it("keeps retryFetch, the Google helpers and the transfers out of the main entry: they are 'tenacious/fetch' and 'tenacious/google'", async () => {
     const size = await measureBundle("export * from 'tenacious';");
     const paths = size.modules.map((m) => m.path);
-    expect(paths).toContain('src/fleet/hedge.ts'); // the whole entry was measured
+    expect(paths).toContain('src/modes/hedge.ts'); // the whole entry was measured
     expect(paths.filter((path) => /^src\/(fetch|google|presets|transfer)\//.test(path))).toEqual([]);
   });
 

@@ -7,6 +7,7 @@ import type { AxiosAdapter, AxiosResponse, InternalAxiosRequestConfig, getAdapte
 import { hintExceeds } from '../classify/error-shape.js';
 import { notSent } from '../classify/not-sent.js';
 import { isTransient } from '../classify/predicates.js';
+import { configOfChecked } from '../core/options.js';
 import { startCall } from '../core/retry.js';
 import { isRetryError } from '../errors.js';
 import type { AttemptContext, RetryEvent, RetryPredicate } from '../types.js';
@@ -90,17 +91,20 @@ function sendRetried(send: AxiosAdapter, config: InternalAxiosRequestConfig, opt
       // Each attempt is the request with the attempt's signal, which aborts it at its timeout,
       // at the deadline, and when the caller's signal or cancelToken aborts.
       (ctx: AttemptContext) => send({ ...config, signal: ctx.signal, cancelToken: undefined }),
-      {
-        ...rest,
-        ...policyOf(requestFacts(config), retryable, idempotent, maxRetryAfterMs),
-        onRetry: (event: RetryEvent) => {
-          discardBody(event.error);
-          // Stryker disable next-line OptionalChaining: equivalent (the engine's callHook swallows the TypeError of calling undefined, after the body was discarded)
-          onRetry?.(event);
+      // Checked by attachRetry and at the request (RULES holds RETRY_RULES); the rest is the adapter's own.
+      configOfChecked(
+        {
+          ...rest,
+          ...policyOf(requestFacts(config), retryable, idempotent, maxRetryAfterMs),
+          onRetry: (event: RetryEvent) => {
+            discardBody(event.error);
+            // Stryker disable next-line OptionalChaining: equivalent (the engine's callHook swallows the TypeError of calling undefined, after the body was discarded)
+            onRetry?.(event);
+          },
+          ...(signal && { signal }),
         },
-        ...(signal && { signal }),
-      },
-      'attachRetry',
+        'attachRetry',
+      ),
     ));
   } catch (error) {
     signals.dispose();

@@ -7,35 +7,35 @@ import type { AttemptContext } from '../types.js';
 /** What a Context needs of its call. */
 export interface ContextOwner {
   signalFor(attempt: number): AbortSignal;
-  runs(): { invocationId(): string };
+  state(): { invocationId(): string };
   progressed(ctx: Context): void;
   attemptResolved(ctx: Context, value: unknown): void;
   attemptRejected(ctx: Context, error: unknown): void;
 }
 
 export class Context implements AttemptContext {
-  readonly #run: ContextOwner;
+  readonly #call: ContextOwner;
 
   /** The call a context belongs to, for the reactions below (users never see it). */
   static ownerOf(ctx: Context): ContextOwner {
-    return ctx.#run;
+    return ctx.#call;
   }
 
   constructor(
-    run: ContextOwner,
+    call: ContextOwner,
     readonly attempt: number,
     readonly elapsedMs: number,
     readonly remainingMs: number,
   ) {
-    this.#run = run;
+    this.#call = call;
   }
 
   get signal(): AbortSignal {
-    return this.#run.signalFor(this.attempt);
+    return this.#call.signalFor(this.attempt);
   }
 
   get invocationId(): string {
-    return this.#run.runs().invocationId();
+    return this.#call.state().invocationId();
   }
 
   /** A plain attempt is one request: its only copy. */
@@ -44,7 +44,7 @@ export class Context implements AttemptContext {
   }
 
   progress(): void {
-    this.#run.progressed(this);
+    this.#call.progressed(this);
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * What an attempt mode (fleet/hedging.ts) may ask of the call it runs in: the call's policies,
- * through one object per attempt. The retry policy's answer about an error is remembered, so
+ * What an attempt mode (modes/hedging.ts) may ask of the call it runs in: the call's policies
+ * (asked through ask.ts, as the engine asks them), through one object per attempt. The retry policy's answer about an error is remembered, so
  * that when the attempt then fails with that error the engine does not ask the policy twice;
  * so is the latest moment a server asked the attempt's copies to come back, which the engine
  * waits for whichever copy's error the attempt fails with.
@@ -8,8 +8,8 @@
 import type { AttemptContext, AttemptHost, AttemptThrottle, CallEvent, RetryBudget, RetryClock, RetryGate } from '../types.js';
 import { retryAfterMsOf } from '../classify/error-shape.js';
 import { emit } from './hooks.js';
-import { answerOf } from '../util/check.js';
-import { isWorthRetrying } from './decide.js';
+import { isWorthRetrying, mayResend } from './ask.js';
+import { failure } from './outcome.js';
 import type { RetryConfig } from './options.js';
 
 /** The host of one attempt made by a mode. */
@@ -36,7 +36,7 @@ export class CallHost implements AttemptHost {
   }
 
   isTransient(error: unknown, ctx: AttemptContext): boolean {
-    const answer = isWorthRetrying(this.config, ctx, error);
+    const answer = isWorthRetrying(this.config, ctx, failure(error));
     this.#askedAbout = error;
     this.#answer = answer;
     if (answer) this.#heard(retryAfterMsOf(error));
@@ -67,8 +67,7 @@ export class CallHost implements AttemptHost {
   }
 
   mayResend(ctx: AttemptContext): boolean {
-    const { idempotent, where } = this.config;
-    return typeof idempotent === 'function' ? answerOf(where, 'idempotent', idempotent(undefined, ctx)) : idempotent;
+    return mayResend(this.config, ctx, undefined);
   }
 
   report(event: CallEvent): void {

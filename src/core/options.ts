@@ -67,8 +67,8 @@ export interface RetryConfig extends Readonly<BackoffPolicy> {
   readonly unref: boolean;
   /** The timers of the `clock` option: the call reads time and queues its waits there. */
   readonly timers: TimerQueue;
-  /** How each attempt is made; undefined for one request per attempt. */
-  readonly hedge: AttemptMode | undefined;
+  /** How each attempt is made (the `hedge` option, or telemetry's); undefined for one request per attempt. */
+  readonly mode: AttemptMode | undefined;
   /**
    * With the `telemetry` option, the checked options themselves (see TelemetrySetup); undefined
    * without one.
@@ -140,8 +140,28 @@ export type Fields = { [K in keyof Required<RetryOptions>]: RetryOptions[K] | un
 
 /** Checks `options` against RETRY_RULES (errors name `where` and `path`) and returns their values by field. */
 export function checkFields(options: RetryOptions, where: string, path: string): Fields {
-  // Every field present from the start: one object shape, filled by the checker.
-  const o: Fields = {
+  const o = noFields();
+  checkOptions(where, options, RETRY_RULES, o, path);
+  return o;
+}
+
+/**
+ * The config of `options` whose every field passed RETRY_RULES already, as part of a wider
+ * table (retryFetch's FETCH_RULES) or because the library made it (a wrapped predicate): no
+ * rule is asked again. Only the backoff's and a growing timeout's own fields are read here, as
+ * they are for any options.
+ */
+export function configOfChecked<T>(options: RetryOptions<T>, where: string): RetryConfig {
+  const given = options as RetryOptions;
+  const o = noFields();
+  // Own fields only, as the check reads them: a polluted Object.prototype sets nothing.
+  for (const key in o) if (Object.hasOwn(given, key)) o[key as keyof Fields] = given[key as keyof Fields] as never;
+  return configOf(o, given, where, 'options');
+}
+
+/** Every field present from the start, each undefined: one object shape, filled by the checker. */
+function noFields(): Fields {
+  return {
     backoff: undefined,
     maxAttempts: undefined,
     deadlineMs: undefined,
@@ -167,8 +187,6 @@ export function checkFields(options: RetryOptions, where: string, path: string):
     name: undefined,
     service: undefined,
   };
-  checkOptions(where, options, RETRY_RULES, o, path);
-  return o;
 }
 
 /** The config of checked fields `o`, read from `options` (for instant()'s marker) under `where` and `path`. */
@@ -203,7 +221,7 @@ export function configOf(o: Fields, options: RetryOptions, where: string, path: 
     rng: o.rng ?? Math.random,
     unref: o.unref ?? false,
     timers: o.clock === undefined ? SYSTEM_TIMERS : timersOf(o.clock),
-    hedge: o.hedge,
+    mode: o.hedge,
     telemetry: o.telemetry && (o as TelemetrySetup),
     schedule: scheduled ? { timeout: growth, delay, countsAsAttempt, instant } : undefined,
     where,
@@ -236,7 +254,7 @@ function makeConfig(fields: RetryConfig): RetryConfig {
     rng: fields.rng,
     unref: fields.unref,
     timers: fields.timers,
-    hedge: fields.hedge,
+    mode: fields.mode,
     telemetry: fields.telemetry,
     schedule: fields.schedule,
     where: fields.where,

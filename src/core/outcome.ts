@@ -1,20 +1,24 @@
 /**
- * The last outcome a call holds between attempts: a failed attempt's error as itself, or a value
- * that retryOnResult refused, boxed so that it cannot be taken for an error. One field of the
- * call holds either: a sleeping call is smaller by one.
+ * How one attempt ended, as one tagged union (Polly's `Outcome<T>`): a value, or an error. The
+ * call holds the last failed one between attempts, the policies are asked about it (ask.ts),
+ * decide() reads it, and the RetryError a limit ends the call with carries it: its error as the
+ * cause, or the value `retryOnResult` refused as `value`.
  */
-import { RetryError } from '../errors.js';
+import { RetryError, type RetryErrorReason } from '../errors.js';
 
-/** A value retryOnResult refused. */
-export class Refused {
-  constructor(readonly value: unknown) {}
-}
+/** An attempt's value (`ok`), or what it failed with. */
+export type Outcome<T = unknown> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 
-/** The error of a last outcome: undefined for a refused value. */
-export const lastError = (last: unknown): unknown => (last instanceof Refused ? undefined : last);
+/** The outcome of an attempt that failed with `error`. */
+export const failure = (error: unknown): Outcome<never> => ({ ok: false, error });
 
-/** The error of a call whose sleep ended at its deadline, with the last outcome as its cause or value. */
-export function deadlineError(attempts: number, elapsedMs: number, last: unknown): RetryError {
-  const refused = last instanceof Refused;
-  return new RetryError('deadline', attempts, elapsedMs, refused ? undefined : last, refused ? last.value : undefined);
+/** The error an outcome failed with: undefined for a value. */
+export const errorOf = (outcome: Outcome | undefined): unknown => (outcome?.ok === false ? outcome.error : undefined);
+
+/** The value of an outcome (a value retryOnResult refused, once judged): undefined for an error. */
+export const refusedValue = (outcome: Outcome | undefined): unknown => (outcome?.ok ? outcome.value : undefined);
+
+/** The RetryError of a limit reached after `attempts` in `elapsedMs`, with the last outcome as its cause or value. */
+export function limitError(reason: RetryErrorReason, attempts: number, elapsedMs: number, last: Outcome | undefined): RetryError {
+  return new RetryError(reason, attempts, elapsedMs, errorOf(last), refusedValue(last));
 }

@@ -1,5 +1,5 @@
 /**
- * `retry()` and `withRetry()`: read the options, start a Run (run.ts), and hand its outcome to
+ * `retry()` and `withRetry()`: read the options, start a Call (call.ts), and hand its outcome to
  * the caller.
  */
 import { steadyNow } from '../runtime/clock.js';
@@ -8,7 +8,7 @@ import type { AttemptContext, RetryOptions } from '../types.js';
 import { mustError } from '../util/check.js';
 import { DEFAULT_CONFIG, type RetryConfig, validateOptions } from './options.js';
 import { readOptions } from './read-options.js';
-import { Run } from './run.js';
+import { Call } from './call.js';
 import { observed } from './telemetry.js';
 
 /**
@@ -52,29 +52,28 @@ export function retry<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, option
 }
 
 /**
- * The engine's entry for the library's own adapters (retryFetch, uploads): starts a call of
- * `fn` and returns its run, which can be reopened for a further run, with the promise of its
- * first outcome. Option errors name `where`. @internal
+ * The engine's entry for the library's own adapters (retryFetch, uploads, the client adapters):
+ * starts a call of `fn` under `config` (read by the adapter, once: `validateOptions`, or
+ * `configOfChecked` for options its own rules checked) and returns the call itself, which can be
+ * reopened for a further run, with the promise of its first outcome. @internal
  */
 export function startCall<T>(
   fn: (ctx: AttemptContext) => T | PromiseLike<T>,
-  options: RetryOptions<NoInfer<T>>,
-  where: string,
-): { readonly run: Run<T>; readonly settled: Promise<T> } {
-  const config = validateOptions(options as RetryOptions, where);
-  const run = new Run<T>(fn, observed(config), config.timers.now());
-  run.start();
-  return { run, settled: Promise.resolve(run as unknown as PromiseLike<T>) };
+  config: RetryConfig,
+): { readonly call: Call<T>; readonly settled: Promise<T> } {
+  const call = new Call<T>(fn, observed(config), config.timers.now());
+  call.start();
+  return { call, settled: Promise.resolve(call as unknown as PromiseLike<T>) };
 }
 
-/** Starts a Run of `fn` under a configuration read already, and hands its outcome over. */
+/** Starts a Call of `fn` under a configuration read already, and hands its outcome over. */
 function start<T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, config: RetryConfig, startedAt: number): Promise<T> {
-  const run = new Run<T>(fn, observed(config), startedAt);
-  run.start();
-  // The returned promise adopts the run, which is a thenable: the engine calls `run.then` one
+  const call = new Call<T>(fn, observed(config), startedAt);
+  call.start();
+  // The returned promise adopts the call, which is a thenable: the engine calls `call.then` one
   // microtask from now, handing over this promise's settle functions. That one job is both
   // how the call settles and how the loop notices a first attempt still running (see `then`).
-  return Promise.resolve(run as unknown as PromiseLike<T>);
+  return Promise.resolve(call as unknown as PromiseLike<T>);
 }
 
 /**
@@ -105,7 +104,7 @@ export function withRetry<A extends unknown[], R, This = unknown>(
   const thunk = () => (fn as () => R)() as Awaited<R>;
   return function retried(this: This, ...args: A): Promise<Awaited<R>> {
     const startedAt = config.timers.now();
-    // Else a closure per call, not a subclass of Run: with one class the engine's property reads
+    // Else a closure per call, not a subclass of Call: with one class the engine's property reads
     // stay monomorphic, which made retry() itself 6-15 % faster in a process that also uses withRetry.
     // Stryker disable next-line ConditionalExpression: equivalent when false (the closure calls fn alike); true is killed by the tests of arguments and `this`
     const attempt = args.length === 0 && this === undefined ? thunk : () => fn.apply(this, args) as Awaited<R>;

@@ -6,7 +6,7 @@
  * state (the previous wait, the failures not counted) in its `Runs`.
  */
 import type { AttemptContext, AttemptThrottle, AttemptTimeoutGrowth, DelayContext, RetryBudget, RetryGate } from '../types.js';
-import { type FieldRules, answerOf, atLeast, checkField, ignoreRejection, isPlainObject, mustError, readChecked } from '../util/check.js';
+import { type FieldRules, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
 
 /** What a call's schedule options hold once read; undefined in the config when none was given. */
 export interface Schedule {
@@ -86,27 +86,4 @@ export function timeoutOf(
   const growth = config.schedule?.timeout;
   if (growth === undefined) return config.attemptTimeoutMs;
   return Math.min(growth.initialMs * growth.multiplier ** (n - 1), growth.maxMs);
-}
-
-/**
- * The wait the `delay` option picks for `ctx`: its number, or the computed delay for
- * undefined. User code: anything else (a promise, NaN, a negative or infinite number) throws
- * a TypeError/RangeError naming `<where>: options.delay` and the value, and the call rejects
- * with it, as with a predicate that throws.
- */
-export function chosenDelay(delay: (ctx: DelayContext) => number | undefined, where: string, ctx: DelayContext): number {
-  const ms: unknown = delay(ctx);
-  if (ms === undefined) return ctx.computedDelayMs;
-  if (typeof ms === 'number' && ms >= 0 && ms < Infinity) return ms;
-  ignoreRejection(ms);
-  throw mustError(`${where}: options.delay`, 'return a finite number >= 0 or undefined', ms, typeof ms === 'number');
-}
-
-/** Whether `countsAsAttempt` says the failure does not count: `false` only (a promise is refused by name). */
-export function uncounted(schedule: Schedule, where: string, error: unknown, ctx: AttemptContext): boolean {
-  const counts = schedule.countsAsAttempt;
-  if (counts === undefined) return false;
-  const answer = counts(error, ctx);
-  answerOf(where, 'countsAsAttempt', answer);
-  return answer === false;
 }

@@ -19,7 +19,7 @@ export function observed(config: RetryConfig): RetryConfig {
   const call = setup.telemetry(setup);
   // Nothing records this call (no SDK behind the telemetry): it runs as one without.
   if (call === undefined) return config;
-  const { hedge } = config;
+  const { mode } = config;
   return {
     ...config,
     onEvent: (event: CallEvent) => {
@@ -28,10 +28,10 @@ export function observed(config: RetryConfig): RetryConfig {
     },
     // Each send (a plain attempt, or each copy of a hedged one) runs inside the telemetry's
     // `attempt`. One that throws before running it fails that send, as a throwing fn would.
-    hedge: {
+    mode: {
       run: <T>(fn: (ctx: AttemptContext) => T | PromiseLike<T>, ctx: AttemptContext, host: AttemptHost) => {
         const send = (copy: AttemptContext) => call.attempt(copy, () => fn(copy));
-        return (hedge ? hedge.run(send, ctx, host) : send(ctx)) as Promise<T>;
+        return (mode ? mode.run(send, ctx, host) : send(ctx)) as Promise<T>;
       },
     },
   };

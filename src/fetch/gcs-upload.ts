@@ -10,6 +10,7 @@ import { FUNCTION, type FieldRules, isInteger, leftOut, mustError, readChecked }
 import { type GcsCommonOptions, gcsPreset } from '../presets/gcs.js';
 import { presetRules } from '../presets/preset.js';
 import type { AttemptContext } from '../types.js';
+import { configOfChecked } from '../core/options.js';
 import { startCall } from '../core/retry.js';
 import type { FetchFunction } from './fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
@@ -220,7 +221,8 @@ export async function gcsResumableUpload(sessionUri: string | URL, body: GcsUplo
       ctx.progress();
     }
   };
-  return startCall(upload, policy, 'gcsResumableUpload').settled;
+  // The preset checked the caller's options; the rest is the upload's own.
+  return startCall(upload, configOfChecked(policy, 'gcsResumableUpload')).settled;
 }
 
 /** A body's size and a way to cut it, without copying. */

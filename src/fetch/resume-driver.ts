@@ -4,7 +4,7 @@
  * driver that resume.ts's reader runs its resumes through, as further runs of the same call of
  * the engine: its policies, attempt numbers and hooks, with a signal of their own.
  */
-import type { Run } from '../core/run.js';
+import type { Call } from '../core/call.js';
 import type { AttemptMode } from '../types.js';
 import type { Send } from './attempt.js';
 import { eitherSignal } from './either-signal.js';
@@ -44,12 +44,12 @@ export interface CallerSignals {
 }
 
 /**
- * The driver of the resumes of the call `run`, whose requests go out through `send`. Each resume
+ * The driver of the resumes of the call `call`, whose requests go out through `send`. Each resume
  * is a further run that stops when either of the caller's signals aborts or the reader cancels
  * the body; the response it ends with is handed over like the first, so the caller's signal
  * keeps aborting its body.
  */
-export function resumeDriver(run: Pick<Run<Response>, 'reopen'>, send: Send, signals: CallerSignals): ResumeDriver {
+export function resumeDriver(call: Pick<Call<Response>, 'reopen'>, send: Send, signals: CallerSignals): ResumeDriver {
   const stop = new AbortController();
   return {
     run: async (broken, resumed, progressed) => {
@@ -57,7 +57,7 @@ export function resumeDriver(run: Pick<Run<Response>, 'reopen'>, send: Send, sig
       const either = eitherSignal(caller.signal, stop.signal);
       try {
         // A continuation (nothing broke) sends at once; a break is judged as the run's failure.
-        return handOver(await run.reopen(resumed, broken, either.signal, progressed), signals.caller);
+        return handOver(await call.reopen(resumed, broken, either.signal, progressed), signals.caller);
       } finally {
         either.dispose();
         caller.dispose();

@@ -5,6 +5,7 @@
  * held response (held-response.ts), the signals (either-signal.ts, responses.ts) and the
  * download's resumes (resume-driver.ts, resume.ts). This module only connects them.
  */
+import { configOfChecked } from '../core/options.js';
 import { startCall } from '../core/retry.js';
 import { describe } from '../util/check.js';
 import { attemptOf, sender } from './attempt.js';
@@ -121,7 +122,8 @@ export function retryFetchAs(
   let call: ReturnType<typeof startCall<Response>>;
   try {
     const { signal } = callSignal;
-    call = startCall(attempt, { ...retryOptions, ...policy, ...(signal && { signal }) }, where);
+    // FETCH_RULES checked every option once (readFetchOptions); the policy and the signal are retryFetch's own.
+    call = startCall(attempt, configOfChecked({ ...retryOptions, ...policy, ...(signal && { signal }) }, where));
   } catch (error) {
     // Bad options: the engine threw before the call began, so nothing will dispose of the listeners.
     callSignal.dispose();
@@ -134,7 +136,7 @@ export function retryFetchAs(
       held.release();
       const handed = handOver(response, callerSignal);
       if (mode !== 'stream' || !canResume(handed)) return handed;
-      return resumingResponse(handed, resumeDriver(call.run, send, { caller: callerSignal, user: userSignal }), plan.method);
+      return resumingResponse(handed, resumeDriver(call.call, send, { caller: callerSignal, user: userSignal }), plan.method);
     },
     (error: unknown) => {
       callSignal.dispose();

@@ -6,7 +6,7 @@
  * @internal
  */
 import { grpcCode } from '../classify/predicates.js';
-import { hedging } from '../fleet/hedging.js';
+import { hedging } from '../modes/hedging.js';
 import type { AttemptMode, BackoffPolicy, RetryPredicate } from '../types.js';
 import { docError, pathOf, readFields, readNumber, readStatusCodes } from './config-doc.js';
 import { durationMs, readProtoDuration } from './proto-duration.js';

@@ -8,6 +8,7 @@
  */
 import type { InterceptingListener, InterceptorOptions, Metadata, NextCall } from '@grpc/grpc-js';
 import { GrpcStatus } from '../classify/error-shape.js';
+import { configOfChecked } from '../core/options.js';
 import { startCall } from '../core/retry.js';
 import { timeoutOf } from '../core/schedule.js';
 import { isRetryError } from '../errors.js';
@@ -78,7 +79,9 @@ export class RetriedCall implements NextInterceptingCall {
     const request: Request = { metadata: this.#metadata as Metadata, context: this.#context, message: this.#message };
     try {
       const deadlineMs = Math.min(config.deadlineMs, this.deadlineMs);
-      const call = startCall((ctx) => this.#send(request, ctx), { ...options, deadlineMs, signal: this.#controller.signal }, WHERE);
+      // The options were checked when the interceptor was made; the deadline and signal are the call's own.
+      const engine = configOfChecked({ ...options, deadlineMs, signal: this.#controller.signal }, WHERE);
+      const call = startCall((ctx) => this.#send(request, ctx), engine);
       call.settled.then(
         () => this.#tell((this.#latest as { attempt: Attempt }).attempt.answered),
         (error: unknown) => this.#giveUp(error),

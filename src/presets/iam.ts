@@ -9,6 +9,7 @@ import type { RetryPredicate } from '../types.js';
 import { networkError, timedOut } from '../classify/network.js';
 import { aborted, anyOf, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { AttemptContext, RetryOptions } from '../types.js';
+import { readOptions } from '../core/read-options.js';
 import { startCall } from '../core/retry.js';
 import { BOOLEAN, type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, presetRules } from './preset.js';
@@ -203,7 +204,8 @@ export function iamReadModifyWrite<P, R>(steps: ReadModifyWriteSteps<P, R>, opti
     if (next === undefined) return undefined;
     return steps.write(next, ctx);
   };
-  return startCall(unit, preset, 'iamReadModifyWrite').settled;
+  // The preset was read when it was made: its config is found, not read again.
+  return startCall(unit, readOptions(preset, 'iamReadModifyWrite')).settled;
 }
 
 /**

@@ -2,16 +2,22 @@
 // the configuration. The loop's own tests (test/core/retry-*.test.ts) check that it acts on it.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decide, type Decision, type FailedAttempt, isIdempotent, isWorthRetrying, MIN_SLEEP_MS } from '../../src/core/decide.js';
+import { decide, type Decision, type Facts, MIN_SLEEP_MS } from '../../src/core/decide.js';
 import { readOptions } from '../../src/core/read-options.js';
 import { RetryError, type RetryOptions } from '../../src/index.js';
 
-const failure = (overrides: Partial<FailedAttempt> = {}): FailedAttempt => ({
-  error: new Error('boom'),
+/** The facts of a failure, its outcome written as `error` (default a new Error), or `value` for a refused value. */
+const failure = ({
+  error = new Error('boom'),
+  value,
+  ...overrides
+}: Partial<Omit<Facts, 'outcome'>> & { error?: unknown; value?: unknown } = {}): Facts => ({
+  outcome: value === undefined ? { ok: false, error } : { ok: true, value },
   transient: true,
   attempt: 1,
   elapsedMs: 0,
   idempotent: true,
+  uncounted: false,
   random: 0.5,
   ...overrides,
 });
@@ -228,72 +234,5 @@ describe('decide: a value retryOnResult rejected (issue 13)', () => {
 
   it('waits the backoff delay, as for a transient error', () => {
     expect(delayOf(decide(failure({ error: undefined, value: 1 }), config({ backoff: { jitter: 'none' } })))).toBe(1000);
-  });
-});
-
-describe('isIdempotent', () => {
-  it('answers a boolean as it is, and asks a function with the context and the error', () => {
-    const ctx = {
-      attempt: 2,
-      copy: 1,
-      invocationId: 'id',
-      progress() {},
-      elapsedMs: 5,
-      remainingMs: 10,
-      signal: new AbortController().signal,
-    };
-    const error = new Error('reset');
-    expect(isIdempotent(config({ idempotent: false }), ctx, error)).toBe(false);
-    expect(isIdempotent(config(), ctx, error)).toBe(true);
-    const seen: unknown[] = [];
-    expect(
-      isIdempotent(
-        config({
-          idempotent: (e, c) => {
-            seen.push(c, e);
-            return true;
-          },
-        }),
-        ctx,
-        error,
-      ),
-    ).toBe(true);
-    expect(seen).toEqual([ctx, error]);
-  });
-});
-
-describe('isWorthRetrying', () => {
-  const ctx = {
-    attempt: 1,
-    copy: 1,
-    invocationId: 'id',
-    progress() {},
-    elapsedMs: 0,
-    remainingMs: 1000,
-    signal: new AbortController().signal,
-  };
-
-  it('asks retryable about an error and retryOnResult about a value, as true or false', () => {
-    const options = {
-      retryable: (error: unknown) => (error === 'again' ? 1 : 0),
-      retryOnResult: (value: unknown) => value === 'pending',
-    } as never;
-    expect(isWorthRetrying(config(options), ctx, 'again')).toBe(true);
-    expect(isWorthRetrying(config(options), ctx, 'stop')).toBe(false);
-    expect(isWorthRetrying(config(options), ctx, undefined, { value: 'pending' })).toBe(true);
-    expect(isWorthRetrying(config(options), ctx, undefined, { value: 'done' })).toBe(false);
-  });
-
-  it('refuses an async predicate, whose promise would count as true whatever it resolves to', () => {
-    const no = async () => false;
-    expect(() => isWorthRetrying(config({ retryable: no as never }), ctx, new Error('x'))).toThrow(
-      new TypeError('retry: options.retryable must return a boolean, got a promise'),
-    );
-    expect(() => isWorthRetrying(config({ retryOnResult: no as never }), ctx, undefined, { value: 1 })).toThrow(
-      /options\.retryOnResult must return a boolean, got a promise/,
-    );
-    expect(() => isIdempotent(config({ idempotent: no as never }), ctx, new Error('x'))).toThrow(
-      /options\.idempotent must return a boolean, got a promise/,
-    );
   });
 });

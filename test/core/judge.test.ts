@@ -1,9 +1,10 @@
 // judge(): the policies of a call asked once each, in order, and only those the decision needs;
 // their answers handed to the pure decide(). The engine's own tests check that it acts on them.
 import { describe, expect, it, vi } from 'vitest';
-import { type Outcome, judge } from '../../src/core/judge.js';
+import { type AttemptEnd, judge } from '../../src/core/judge.js';
+import { failure } from '../../src/core/outcome.js';
 import { readOptions } from '../../src/core/read-options.js';
-import { Runs } from '../../src/core/runs.js';
+import { CallState } from '../../src/core/call-state.js';
 import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
 
 const ctx: AttemptContext = {
@@ -22,7 +23,7 @@ function judged(options: RetryOptions, error: unknown = new Error('x'), attempt 
   return judge(
     readOptions(options),
     ctx,
-    { error, returned: undefined, known: undefined, attempt, elapsedMs: 0, progressAt: undefined, runs: undefined },
+    { outcome: failure(error), known: undefined, attempt, elapsedMs: 0, progressAt: undefined, state: undefined },
     notSettled,
   );
 }
@@ -89,7 +90,7 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ idempotent }),
       ctx,
-      { error: new Error('x'), returned: undefined, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined, runs: undefined },
+      { outcome: failure(new Error('x')), known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined, state: undefined },
       () => true,
     );
     expect(judgement).toEqual({ action: 'settled' });
@@ -101,15 +102,7 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ idempotent, retryOnResult: () => true, backoff: { initialDelayMs: 100, jitter: 'none' } }),
       ctx,
-      {
-        error: undefined,
-        returned: { value: 'pending' },
-        known: undefined,
-        attempt: 1,
-        elapsedMs: 0,
-        progressAt: undefined,
-        runs: undefined,
-      },
+      { outcome: { ok: true, value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined, state: undefined },
       notSettled,
     );
     expect(judgement).toEqual({ action: 'wait', delayMs: 100, source: 'backoff' });
@@ -131,15 +124,7 @@ describe('judge', () => {
         },
       }),
       ctx,
-      {
-        error: undefined,
-        returned: { value: 'pending' },
-        known: undefined,
-        attempt: 1,
-        elapsedMs: 0,
-        progressAt: undefined,
-        runs: undefined,
-      },
+      { outcome: { ok: true, value: 'pending' }, known: undefined, attempt: 1, elapsedMs: 0, progressAt: undefined, state: undefined },
       () => settled,
     );
     expect(judgement).toEqual({ action: 'settled' });
@@ -154,7 +139,7 @@ describe('judge', () => {
     const judgement = judge(
       readOptions({ retryable }),
       ctx,
-      { error, returned: undefined, known: false, attempt: 1, elapsedMs: 0, progressAt: undefined, runs: undefined },
+      { outcome: failure(error), known: false, attempt: 1, elapsedMs: 0, progressAt: undefined, state: undefined },
       notSettled,
     );
     expect(judgement).toEqual({ action: 'give-up', reason: 'not-retryable', error });
@@ -174,7 +159,7 @@ describe('judge', () => {
   it('gives delay the time left in the current run: the deadline counted from the last progress', () => {
     const seen: number[] = [];
     const config = readOptions({ deadlineMs: 1000, delay: (c) => seen.push(c.remainingMs) && 5 });
-    const outcome: Outcome = { ...FAILED, elapsedMs: 700, runs: new Runs(0) };
+    const outcome: AttemptEnd = { ...FAILED, elapsedMs: 700, state: new CallState(0) };
     expect(judge(config, ctx, { ...outcome, progressAt: { attempts: 1, elapsedMs: 500 } }, notSettled)).toEqual({
       action: 'wait',
       delayMs: 5,
@@ -193,20 +178,21 @@ describe('judge', () => {
         return option === 'delay' ? 5 : false;
       };
       const config = readOptions({ budget, backoff: { initialDelayMs: 10, jitter: 'none' }, [option]: settle });
-      const runs = new Runs(0);
-      expect(judge(config, ctx, { ...FAILED, runs }, () => settled)).toEqual({ action: 'settled' });
+      const state = new CallState(0);
+      expect(judge(config, ctx, { ...FAILED, state }, () => settled)).toEqual({ action: 'settled' });
+      // countsAsAttempt is asked with the other policies, before anything is recorded.
+      if (option === 'countsAsAttempt') expect(budget.record).not.toHaveBeenCalled();
       if (option === 'countsAsAttempt') expect(budget.canRetry).not.toHaveBeenCalled();
-      expect(runs.previousDelayMs).toBeUndefined();
+      expect(state.previousDelayMs).toBeUndefined();
     });
   }
 });
 
-const FAILED: Outcome = {
-  error: new Error('x'),
-  returned: undefined,
+const FAILED: AttemptEnd = {
+  outcome: failure(new Error('x')),
   known: undefined,
   attempt: 1,
   elapsedMs: 0,
   progressAt: undefined,
-  runs: undefined,
+  state: undefined,
 };

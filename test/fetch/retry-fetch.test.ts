@@ -740,6 +740,24 @@ describe('options', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it('checks each option once: the engine is handed what FETCH_RULES checked, not a copy to check again', async () => {
+    // A budget whose methods are counted as they are looked up: its rule looks each up once.
+    const lookups: string[] = [];
+    const budget = new Proxy(
+      { record() {}, canRetry: () => true },
+      {
+        get(target, key, receiver) {
+          if (typeof key === 'string') lookups.push(key);
+          return Reflect.get(target, key, receiver);
+        },
+      },
+    );
+    const { fn } = scriptedFetch([]);
+    expect((await retryFetch('http://x.test/', undefined, { fetch: fn, budget })).status).toBe(200);
+    // The rule's two lookups, then the success recorded; canRetry is never asked of a call that never failed.
+    expect(lookups).toEqual(['record', 'canRetry', 'record']);
+  });
+
   it('refuses retryOnResult, naming what to use instead', async () => {
     await expect(retryFetch('http://127.0.0.1:1/', undefined, { retryOnResult: () => true } as never)).rejects.toThrow(
       /^retryFetch: options\.retryOnResult must be left out \(judge the status with options\.retryable, an HttpStatusError, or call retry\(\) around fetch to poll a body\), got a function \(retryOnResult\)$/,

@@ -5,19 +5,22 @@
 // `progressed` the limits count afresh from the reopening.
 import { describe, expect, it } from 'vitest';
 import { type AttemptContext, type CallEvent, RetryError } from '../../src/index.js';
+import { validateOptions } from '../../src/core/options.js';
 import { startCall } from '../../src/core/retry.js';
+import type { RetryOptions } from '../../src/types.js';
 import { constant } from '../helpers/attempts.js';
 import { httpError, track, useVirtualClock } from '../helpers/clock.js';
 
 const clock = useVirtualClock();
 
 /** A call of `async () => 'first'` that has succeeded, with the events it emitted. */
-async function succeededCall(options: Parameters<typeof startCall>[1] = {}) {
+async function succeededCall(options: RetryOptions = {}) {
   const events: CallEvent[] = [];
   clock.tick(1000); // the call starts at 1000: its elapsed times are not the clock's readings
-  const call = startCall<string>(async () => 'first', { backoff: constant(100), ...options, onEvent: (e) => void events.push(e) }, 'test');
+  const config = validateOptions({ backoff: constant(100), ...options, onEvent: (e) => void events.push(e) }, 'test');
+  const call = startCall<string>(async () => 'first', config);
   expect(await call.settled).toBe('first');
-  return { run: call.run, events };
+  return { call: call.call, events };
 }
 
 /** A new fn for a further run that answers 'again', and the attempt numbers it was called with. */
@@ -32,20 +35,20 @@ function recording() {
 
 describe('reopen: a further run of a succeeded call', () => {
   it('with nothing broken, calls the new fn at once, as the next attempt of the call', async () => {
-    const { run } = await succeededCall();
+    const { call } = await succeededCall();
     const { seen, fn } = recording();
-    const p = track(run.reopen(fn, undefined, undefined, false));
+    const p = track(call.reopen(fn, undefined, undefined, false));
     expect(seen).toEqual([2]);
     await clock.tickAsync(0);
     expect(p).toMatchObject({ state: 'resolved', value: 'again' });
   });
 
   it('with a broken answer, judges it like a failed attempt: backs off, then calls the new fn', async () => {
-    const { run, events } = await succeededCall();
+    const { call, events } = await succeededCall();
     clock.tick(500);
     const broken = httpError(503);
     const { seen, fn } = recording();
-    const p = track(run.reopen(fn, broken, undefined, false));
+    const p = track(call.reopen(fn, broken, undefined, false));
     expect(seen).toEqual([]);
     await clock.tickAsync(99);
     expect(seen).toEqual([]);
@@ -59,11 +62,11 @@ describe('reopen: a further run of a succeeded call', () => {
   });
 
   it('under a signal aborted already: rejects with its reason and calls nothing', async () => {
-    const { run } = await succeededCall();
+    const { call } = await succeededCall();
     let calls = 0;
     const reason = new Error('gone');
     const p = track(
-      run.reopen(
+      call.reopen(
         () => {
           calls++;
           return Promise.resolve('again');
@@ -89,8 +92,8 @@ describe('reopen: a further run of a succeeded call', () => {
       record: () => {},
       error: () => new Error('never'),
     };
-    const { run, events } = await succeededCall({ throttle });
-    const p = track(run.reopen(() => Promise.resolve('again'), undefined, undefined, false));
+    const { call, events } = await succeededCall({ throttle });
+    const p = track(call.reopen(() => Promise.resolve('again'), undefined, undefined, false));
     await clock.tickAsync(0);
     expect(p.error).toBe(broken);
     expect(events.at(-1)).toMatchObject({ type: 'give-up', reason: 'not-retryable', error: broken });
@@ -107,12 +110,11 @@ describe('reopen: a further run of a succeeded call', () => {
           }
           return 'second';
         },
-        { maxAttempts: 2, backoff: constant(100) },
-        'test',
+        validateOptions({ maxAttempts: 2, backoff: constant(100) }, 'test'),
       );
       await clock.tickAsync(100);
       expect(await call.settled).toBe('second');
-      const p = track(call.run.reopen(() => Promise.resolve('third'), httpError(503), undefined, progressed));
+      const p = track(call.call.reopen(() => Promise.resolve('third'), httpError(503), undefined, progressed));
       await clock.tickAsync(100);
       if (progressed) expect(p).toMatchObject({ state: 'resolved', value: 'third' });
       else expect(p.error).toMatchObject({ reason: 'attempts', attempts: 2 });
@@ -121,10 +123,10 @@ describe('reopen: a further run of a succeeded call', () => {
   });
 
   it('progressed with nothing broken: the new attempt is the first of the new run', async () => {
-    const { run } = await succeededCall({ maxAttempts: 2 });
+    const { call } = await succeededCall({ maxAttempts: 2 });
     const seen: number[] = [];
     const p = track(
-      run.reopen(
+      call.reopen(
         (ctx: AttemptContext) => {
           seen.push(ctx.attempt);
           return ctx.attempt === 2 ? Promise.reject(httpError(503)) : Promise.resolve('third');

@@ -1,8 +1,9 @@
 /**
- * What a call needs beyond its first run (made on first need: most calls have one run, no mode
- * and no schedule option): where the current run began, which the limits count from, the host
- * of an attempt a mode makes, the run's state for the schedule options (core/schedule.ts), and
- * the call's invocation id. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
+ * The state a call makes on first need (most calls have one run, no mode, no schedule option
+ * and no async `onRetry`, and never make it): where the current run began, which the limits
+ * count from, and the run's state for the schedule options (core/schedule.ts); the host of an
+ * attempt a mode makes; an async `onRetry` the next attempt waits for; the call's invocation
+ * id. A run begins with the call, at each `ctx.progress()`, and at each `reopen`.
  */
 import { CallHost } from './host.js';
 import type { RetryConfig } from './options.js';
@@ -15,11 +16,11 @@ export const NO_HOOK = 0;
 export const HOOK_RUNNING = 1;
 /** The backoff is over; the call waits for the async `onRetry` alone (up to the deadline). */
 export const HOOK_AWAITED = 2;
-/** Where an async `onRetry` stands (see `Runs.hook`). */
+/** Where an async `onRetry` stands (see `CallState.hook`). */
 export type HookState = typeof NO_HOOK | typeof HOOK_RUNNING | typeof HOOK_AWAITED;
 
-/** The runs of one call. */
-export class Runs {
+/** The state one call keeps beyond its phase, attempt count and outcome (call.ts). */
+export class CallState {
   /** Attempts made before the current run began. */
   base = 0;
   /** The host of the running attempt, when a mode makes it. */

@@ -9,7 +9,7 @@ import type { AttemptContext, AttemptMode, RetryBudget, RetryPredicate, Telemetr
 import { type FieldRules, mustError, readChecked } from '../util/check.js';
 import { type HedgingOptions, HEDGING_RULES, hedgingMode } from './hedging.js';
 
-export { type Hedger, type HedgerOptions, createHedger } from './hedger.js';
+export { type Hedger, type HedgerOptions, createHedger } from '../fleet/hedger.js';
 export { type HedgeEvent, type HedgingOptions, hedging } from './hedging.js';
 
 /**

@@ -11,7 +11,7 @@
 import type { AttemptContext, AttemptHost, AttemptMode } from '../types.js';
 import { FUNCTION, type FieldRules, atLeast, readChecked, wholeAtLeast } from '../util/check.js';
 import { type HedgeEvent, HedgedAttempt, type Settings } from './hedged-attempt.js';
-import { type Hedger, hedgerState } from './hedger.js';
+import { type Hedger, hedgerState } from '../fleet/hedger.js';
 
 export type { HedgeEvent };
 

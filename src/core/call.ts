@@ -1,6 +1,7 @@
 /**
  * The engine: one call as a state machine (attempting → succeeded | failed, or sleeping and
- * attempting again). It holds no policy: judge.ts asks the policies and decide.ts answers.
+ * attempting again). It holds no policy: judge.ts has the policies asked (ask.ts) and decide.ts
+ * answers.
  * docs/architecture.md draws it. An attempt is plain (`fn` called once) or made by a mode
  * (hedged copies); progress (`ctx.progress()`) starts a new run within the attempt, `reopen` a
  * further run of a succeeded call (a download whose body broke). Limits count from the current
@@ -12,32 +13,35 @@ import { RetryError, TimeoutError, isPermanent } from '../errors.js';
 import { type AbortWatcher, unwatchAbort, watchAbort } from '../runtime/abort-watch.js';
 import { NOT_QUEUED, type Timed } from '../runtime/timer-queue.js';
 import type { AttemptContext, GiveUpReason } from '../types.js';
-import { HOOK_AWAITED, HOOK_RUNNING, NO_HOOK, Runs } from './runs.js';
+import { CallState, HOOK_AWAITED, HOOK_RUNNING, NO_HOOK } from './call-state.js';
 import { timeoutOf } from './schedule.js';
 import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
 import { emit, reportGiveUp, reportRetry, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
-import { Refused, deadlineError, lastError } from './outcome.js';
+import { type Outcome, errorOf, failure, limitError, refusedValue } from './outcome.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 
 /** What an attempt runs: the caller's `fn`. */
 type AttemptFn<T> = (ctx: AttemptContext) => T | PromiseLike<T>;
 
-/** One call: its own timer-queue entry and abort watcher, in private fields no context exposes. */
-export class Run<T> implements Timed, AbortWatcher {
-  /** The returned promise adopts the run (retry.ts): an own `then` is found at once, not after the fields and the prototype. */
-  readonly then: Run<T>['handOver'] = handOver;
+/**
+ * One call of `fn`: a run of attempts, or several (see `reopen` and `progressed`). It is its own
+ * timer-queue entry and abort watcher, with private fields no context exposes.
+ */
+export class Call<T> implements Timed, AbortWatcher {
+  /** The returned promise adopts the call (retry.ts): an own `then` is found at once, not after the fields and the prototype. */
+  readonly then: Call<T>['handOver'] = handOver;
   slot = NOT_QUEUED;
   #phase: Phase = ATTEMPTING;
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the call's clock (config.timers)
   #controller: AbortController | undefined = undefined;
-  #last: unknown = undefined; // the last failed attempt's error or Refused value (outcome.ts) while running; once settled, the outcome
+  #last: unknown = undefined; // while running, the last failed Outcome (outcome.ts); once settled, the value or the error
   #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
   #reject: ((error: unknown) => void) | undefined = undefined;
   #config: RetryConfig;
-  #more: Runs | undefined = undefined;
+  #state: CallState | undefined = undefined;
 
   constructor(
     private fn: AttemptFn<T>,
@@ -58,13 +62,13 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 
   #runStart(): number {
-    return this.#more?.startedAt ?? this.#startedAt; // the limits count from there
+    return this.#state?.startedAt ?? this.#startedAt; // the limits count from there
   }
 
-  /** What the call keeps beyond a first run (runs.ts), made on first need. */
-  runs(): Runs {
-    this.#more ??= new Runs(this.#startedAt);
-    return this.#more;
+  /** What the call keeps beyond the common case (call-state.ts), made on first need. */
+  state(): CallState {
+    this.#state ??= new CallState(this.#startedAt);
+    return this.#state;
   }
 
   /** The context of the current attempt at time `t`. */
@@ -76,14 +80,14 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#begin(this.#startedAt, undefined);
   }
 
-  /** A run begins at `t`: watch the caller's signal, then send, or judge how the last answer `broken` failed. */
+  /** A run begins at `t`: watch the caller's signal, then send, or judge how the last answer failed (`broken`). */
   #begin(t: number, broken: unknown): void {
     const { signal } = this.#config;
     try {
       if (signal?.aborted) return this.#fail(signal.reason, 'aborted');
       if (signal !== undefined) watchAbort(signal, this);
       if (broken === undefined) this.#runAttempt(t);
-      else this.#judge(broken, this.#contextAt(t), t);
+      else this.#judge(failure(broken), this.#contextAt(t), t);
     } catch (error) {
       this.#fail(error, 'not-retryable'); // a throttle, a signal-like object that throws
     }
@@ -111,7 +115,7 @@ export class Run<T> implements Timed, AbortWatcher {
       this.#reject = reject;
       this.#phase = ATTEMPTING;
       const t = this.#config.timers.now();
-      if (progressed) this.runs().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
+      if (progressed) this.state().begin(t, broken === undefined ? this.#attempt : this.#attempt - 1);
       emit(this.#config, { type: 'resume', attempt: this.#attempt, error: broken, elapsedMs: t - this.#startedAt });
       this.#begin(t, broken);
     });
@@ -138,10 +142,10 @@ export class Run<T> implements Timed, AbortWatcher {
     const { fn } = this; // called with no `this`: a method call would hand fn the run
     let result: T | PromiseLike<T>;
     try {
-      result = config.hedge === undefined ? fn(ctx) : config.hedge.run(fn, ctx, this.runs().hostFor(config));
+      result = config.mode === undefined ? fn(ctx) : config.mode.run(fn, ctx, this.state().hostFor(config));
     } catch (error) {
       if (this.#settled()) return; // fn aborted the caller's signal: its outcome comes too late
-      return this.#judge(error, ctx, this.#config.timers.now());
+      return this.#judge(failure(error), ctx, this.#config.timers.now());
     }
     listen(result, ctx); // even once abandoned: never an unhandled rejection
   }
@@ -155,18 +159,18 @@ export class Run<T> implements Timed, AbortWatcher {
   attemptResolved(ctx: Context, value: T): void {
     if (!this.#isCurrent(ctx)) return;
     if (this.#config.retryOnResult === undefined) this.#succeed(value);
-    else this.#judge(undefined, ctx, this.#config.timers.now(), new Refused(value));
+    else this.#judge({ ok: true, value }, ctx, this.#config.timers.now());
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
-    if (this.#isCurrent(ctx)) this.#judge(error, ctx, this.#config.timers.now());
+    if (this.#isCurrent(ctx)) this.#judge(failure(error), ctx, this.#config.timers.now());
   }
 
   /** The running attempt made progress: a new run begins, its limits counted from now. */
   progressed(ctx: AttemptContext): void {
     if (!this.#isCurrent(ctx)) return;
     const t = this.#config.timers.now();
-    this.runs().begin(t, this.#attempt - 1);
+    this.state().begin(t, this.#attempt - 1);
     emit(this.#config, { type: 'progress', attempt: this.#attempt, elapsedMs: t - this.#startedAt });
     // A first attempt's limit may not be queued yet: `then` queues it, from the new run.
     // Stryker disable next-line ConditionalExpression: queued here instead, it is the same limit
@@ -179,7 +183,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #queueStop(attemptStart: number): void {
     const config = this.#config;
     // Stryker disable next-line ConditionalExpression: equivalent: timeoutOf gives the fixed attemptTimeoutMs without schedule options too; this spares the common call its work
-    const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#more?.base ?? 0));
+    const timeout = config.schedule === undefined ? config.attemptTimeoutMs : timeoutOf(config, this.#attempt - (this.#state?.base ?? 0));
     config.timers.schedule(this, Math.min(this.#runStart() + config.deadlineMs, attemptStart + timeout));
   }
 
@@ -199,11 +203,11 @@ export class Run<T> implements Timed, AbortWatcher {
    * awaited for), as long as the deadline allows: the deadline is queued, and it ends the call.
    */
   #wake(t: number): void {
-    const runs = this.#more;
+    const state = this.#state;
     const deadlineAt = this.#runStart() + this.#config.deadlineMs;
     // At or past the deadline too: the deadline queued is then already due, and gives up.
-    if (runs?.hook === HOOK_RUNNING) {
-      runs.hook = HOOK_AWAITED;
+    if (state?.hook === HOOK_RUNNING) {
+      state.hook = HOOK_AWAITED;
       return this.#config.timers.schedule(this, deadlineAt);
     }
     this.#attemptAt(t, t);
@@ -211,11 +215,11 @@ export class Run<T> implements Timed, AbortWatcher {
 
   /** An async `onRetry` is running while the call waits: the next attempt waits for it too (see `#wake`). */
   #holdFor(hook: Promise<unknown>): void {
-    const runs = this.runs();
-    runs.hook = HOOK_RUNNING;
+    const state = this.state();
+    state.hook = HOOK_RUNNING;
     hook.then(() => {
-      const awaited = runs.hook === HOOK_AWAITED;
-      runs.hook = NO_HOOK;
+      const awaited = state.hook === HOOK_AWAITED;
+      state.hook = NO_HOOK;
       // Settled during the wait: the wait's own timer starts the attempt. Settled past the deadline, or aborted: nothing to do.
       if (!awaited || this.#phase !== SLEEPING) return;
       this.#config.timers.unschedule(this);
@@ -232,7 +236,7 @@ export class Run<T> implements Timed, AbortWatcher {
   #attemptAt(t: number, startAt: number): void {
     if (startAt - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
-      return this.#fail(deadlineError(this.#attempt, elapsedMs, this.#last), 'deadline', elapsedMs);
+      return this.#fail(limitError('deadline', this.#attempt, elapsedMs, this.#last as Outcome), 'deadline', elapsedMs);
     }
     if (startAt === t) return this.#runAttempt(t);
     this.#phase = SLEEPING;
@@ -243,12 +247,18 @@ export class Run<T> implements Timed, AbortWatcher {
     // A timer never fires early: at or past the deadline, the deadline is what was due (or came meanwhile).
     const atDeadline = t >= this.#runStart() + this.#config.deadlineMs;
     const elapsedMs = t - this.#startedAt;
-    const timeout = overrun(this.#attempt, atDeadline, this.#config, lastError(this.#last), this.#attempt - (this.#more?.base ?? 0));
+    const timeout = overrun(
+      this.#attempt,
+      atDeadline,
+      this.#config,
+      errorOf(this.#last as Outcome | undefined),
+      this.#attempt - (this.#state?.base ?? 0),
+    );
     this.#controller?.abort(timeout);
     // An abandoned attempt says nothing about the server: the deadline records nothing.
     if (atDeadline) return this.#fail(new RetryError('deadline', this.#attempt, elapsedMs, timeout), 'deadline', elapsedMs);
     if (this.#settled()) return; // a listener on the attempt's signal aborted the caller's
-    this.#judge(timeout, this.#contextAt(t), t);
+    this.#judge(failure(timeout), this.#contextAt(t), t);
   }
 
   /** Called when the caller's signal aborts; only an unsettled call is watched. The attempt it cut short is recorded nowhere. */
@@ -257,29 +267,32 @@ export class Run<T> implements Timed, AbortWatcher {
     this.#fail(reason, 'aborted');
   }
 
-  /** After a failed attempt, or a value for retryOnResult (`returned`): judge, then give up, accept or sleep. */
-  #judge(error: unknown, ctx: AttemptContext, t: number, returned?: Refused): void {
+  /** After a failed attempt, or a value for retryOnResult: judge, then give up, accept or sleep. */
+  #judge(outcome: Outcome, ctx: AttemptContext, t: number): void {
     this.#config.timers.unschedule(this);
     // The attempt's outcome is in: progress a hook or a predicate reports from here is late (it
     // would restart the limits after every failure, and the call would never end).
     this.#phase = SLEEPING;
-    this.#last = returned ?? error;
+    this.#last = outcome;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
-    // Stryker disable next-line ConditionalExpression: equivalent: Runs made now (no progress, no uncounted failure, no previous wait) tell judge what none does; it spares a call without schedule options the object
-    const runs = config.schedule === undefined ? this.#more : this.runs(); // schedule options keep their state there
-    const outcome = { error, returned, known: runs?.host?.known(error), attempt: this.#attempt, elapsedMs, runs };
+    // Stryker disable next-line ConditionalExpression: equivalent: a state made now (no progress, no uncounted failure, no previous wait) tells judge what none does; it spares a call without schedule options the object
+    const state = config.schedule === undefined ? this.#state : this.state(); // schedule options keep their state there
+    const error = errorOf(outcome);
+    const known = state?.host?.known(error);
     let judgement: Judgement;
     try {
-      judgement = judge(config, ctx, { ...outcome, progressAt: runs?.progressAt(this.#startedAt) }, () => this.#settled());
+      const progressAt = state?.progressAt(this.#startedAt);
+      judgement = judge(config, ctx, { outcome, known, attempt: this.#attempt, elapsedMs, progressAt, state }, () => this.#settled());
     } catch (policyError) {
       return this.#fail(policyError, 'not-retryable'); // a bug in the caller's code: surface it
     }
-    if (judgement.action === 'accept') return this.#succeed(returned?.value as T);
+    if (judgement.action === 'accept') return this.#succeed((outcome as { value: T }).value);
     if (judgement.action === 'give-up') return this.#fail(judgement.error, judgement.reason, elapsedMs);
     if (this.#settled()) return; // the policies aborted the caller's signal (judge may have said `settled`)
     const { delayMs, source } = judgement as Extract<Judgement, { action: 'wait' }>;
-    const hook = reportRetry(config, { attempt: this.#attempt, error, value: returned?.value, delayMs, elapsedMs }, source);
+    const value = refusedValue(outcome);
+    const hook = reportRetry(config, { attempt: this.#attempt, error, value, delayMs, elapsedMs }, source);
     if (this.#settled()) return;
     config.timers.schedule(this, config.schedule?.instant ? t : t + delayMs); // instant(): decided and reported, not slept
     if (hook !== undefined) this.#holdFor(hook);
@@ -325,4 +338,4 @@ export class Run<T> implements Timed, AbortWatcher {
   }
 }
 
-const handOver = Run.prototype.handOver;
+const handOver = Call.prototype.handOver;

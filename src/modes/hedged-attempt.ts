@@ -7,7 +7,7 @@ import { retryAfterMsOf } from '../classify/error-shape.js';
 import { TimeoutError } from '../errors.js';
 import { NOT_QUEUED, type Timed, type TimerQueue, timersOf } from '../runtime/timer-queue.js';
 import type { AttemptContext, AttemptHost } from '../types.js';
-import { hedgerCallStarted, hedgerCanHedge, hedgerDelay, type hedgerState, hedgerTakeHedge } from './hedger.js';
+import { hedgerCallStarted, hedgerCanHedge, hedgerDelay, type hedgerState, hedgerTakeHedge } from '../fleet/hedger.js';
 
 /**
  * Passed to `onHedge` just before an extra copy of an attempt is sent.
