@@ -1,6 +1,6 @@
 /**
  * `hedge()`: a call of one hedged attempt, as sugar over `retry(fn, { hedge: hedging(…) })`.
- * The engine (core/run.ts) keeps the deadline and the caller's signal; the hedging mode
+ * The engine (core/call.ts) keeps the deadline and the caller's signal; the hedging mode
  * (hedging.ts) races the copies.
  */
 import { RETRY_RULES } from '../core/options.js';

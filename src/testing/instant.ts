@@ -2,7 +2,7 @@
  * `instant()`: options that make the same decisions as the ones given, with no time spent
  * waiting. The engine still decides each wait (the backoff and its jitter, a server's
  * Retry-After, the `delay` option), reports it and counts it against the deadline; it only
- * skips the sleep (`INSTANT`, util/check.ts; core/judge.ts and run.ts).
+ * skips the sleep (`INSTANT`, util/check.ts; core/judge.ts and call.ts).
  */
 import type { RetryFetchOptions } from '../fetch/fetch-options.js';
 import type { RetryGate, RetryOptions } from '../types.js';
