@@ -1,5 +1,5 @@
 /**
- * The phases of a call's state machine (the diagram is in run.ts), as small integers: they are
+ * The phases of a call's state machine (drawn in docs/architecture.md), as small integers: they are
  * read on every step of every call, and the two final ones are told from the others by one
  * comparison (`>= SUCCEEDED`).
  */

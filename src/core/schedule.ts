@@ -27,7 +27,7 @@ export interface Schedule {
 export interface Fleet {
   readonly budget: RetryBudget | undefined;
   readonly throttle: AttemptThrottle | undefined;
-  /** Asked by run.ts before each attempt, told each hint by judge.ts. */
+  /** Asked by call.ts before each attempt, told each hint by judge.ts. */
   readonly gate: RetryGate | undefined;
 }
 
