@@ -36,11 +36,11 @@ export class RetryError extends BrandedError {
     return 'RetryError';
   }
   /** Why the loop stopped. */
-  readonly reason: RetryErrorReason;
+  declare readonly reason: RetryErrorReason;
   /** Attempts made, the first included. */
-  readonly attempts: number;
+  declare readonly attempts: number;
   /** Whole milliseconds from the moment `retry()` was called to giving up. */
-  readonly elapsedMs: number;
+  declare readonly elapsedMs: number;
   /** The last attempt's error (undefined, and no own property, when it returned a value to retry). */
   declare readonly cause: unknown;
   /** The last attempt's value that `retryOnResult` rejected; an own property only then. */
@@ -56,7 +56,7 @@ export class RetryError extends BrandedError {
     this.reason = reason;
     this.attempts = attempts;
     this.elapsedMs = ms;
-    // `declare`d, not a field: a field would be an own `value: undefined` on every RetryError.
+    // `declare`d, not fields: those would be emitted too, and `value` own (undefined) on every RetryError.
     if (value !== undefined) this.value = value;
   }
 }
