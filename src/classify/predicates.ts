@@ -132,19 +132,18 @@ export const TRANSIENT_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 429, 5
  * TRANSIENT_GRPC_CODES.has(GrpcStatus.UNAVAILABLE); // true
  */
 export const TRANSIENT_GRPC_CODES: ReadonlySet<number> = new Set([
-  GrpcStatus.UNAVAILABLE,
-  GrpcStatus.RESOURCE_EXHAUSTED,
-  GrpcStatus.DEADLINE_EXCEEDED,
-  GrpcStatus.ABORTED,
-  GrpcStatus.INTERNAL,
-  GrpcStatus.UNKNOWN,
+  14, // UNAVAILABLE
+  8, // RESOURCE_EXHAUSTED
+  4, // DEADLINE_EXCEEDED
+  10, // ABORTED
+  13, // INTERNAL
+  2, // UNKNOWN
 ]);
 
 // Errors that say "do not try again": a bug in the caller's code, or a client-side throttle
 // (`ThrottledError`) that refused the call on purpose — an outer retry() must not undo that.
 // Typed for any value: a name that is not a string is simply not in them.
 const PROGRAMMER_ERRORS: ReadonlySet<unknown> = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError']);
-const DELIBERATE_REFUSALS: ReadonlySet<unknown> = new Set(['ThrottledError']);
 
 /**
  * True for an HTTP 409 whose Google status string is `ABORTED` (a concurrency conflict), or a
@@ -184,7 +183,7 @@ export const isTransient: RetryPredicate = (error) => {
   if (error instanceof Error || isErrorLike(error)) {
     const name = (error as { name?: unknown }).name;
     if (PROGRAMMER_ERRORS.has(name)) return socketFailure(error);
-    if (DELIBERATE_REFUSALS.has(name)) return false;
+    if (name === 'ThrottledError') return false;
     // Bun's fetch names a redirect loop by its code; it repeats identically on every try.
     if ((error as { code?: unknown }).code === 'TooManyRedirects') return false;
   }
