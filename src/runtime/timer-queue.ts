@@ -77,10 +77,8 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
     // would call it twice and lose track of its position). Harmless when it is not queued.
     unschedule(item);
     if (dueAt === Infinity) return;
-    heap.push(item);
-    dueTimes.push(dueAt);
     if (item.unref !== true) refCount++;
-    siftUp(heap.length - 1);
+    place(heap.length, item, dueAt);
     armTimer();
     syncRef();
   }
@@ -96,15 +94,7 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
     if (item.unref !== true) refCount--;
     const last = heap.pop() as Timed;
     const lastDueAt = dueTimes.pop() as number;
-    if (slot < heap.length) {
-      heap[slot] = last;
-      dueTimes[slot] = lastDueAt;
-      last.slot = slot;
-      // At most one of the two moves it: an item due before the parent of `slot` is due before
-      // everything below it too.
-      siftUp(slot);
-      siftDown(last.slot);
-    }
+    if (slot < heap.length) place(slot, last, lastDueAt);
     if (heap.length === 0) disarmTimer();
     else syncRef();
     // A removed head leaves the timer armed early; it fires, finds nothing due, and re-arms.
@@ -229,9 +219,13 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
     armTimer();
   }
 
-  function siftUp(index: number): void {
-    const item = heap[index] as Timed;
-    const dueAt = dueTimes[index] as number;
+  /**
+   * Puts `item`, due at `dueAt`, in the heap from slot `index` (the free slot past the end, or
+   * one an item left): up past the items due after it, else down past those due before it. At
+   * most one of the two moves it: an item due before the parent of `index` is due before
+   * everything below it too. The slot's own entries are never read (they are stale or absent).
+   */
+  function place(index: number, item: Timed, dueAt: number): void {
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
       const parentDueAt = dueTimes[parentIndex] as number;
@@ -239,16 +233,9 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
       moveTo(index, heap[parentIndex] as Timed, parentDueAt);
       index = parentIndex;
     }
-    moveTo(index, item, dueAt);
-  }
-
-  function siftDown(index: number): void {
-    const item = heap[index] as Timed;
-    const dueAt = dueTimes[index] as number;
-    const length = heap.length;
     for (;;) {
       let child = 2 * index + 1;
-      if (child >= length) break;
+      if (child >= heap.length) break;
       // Past the end there is no right child: it is due never.
       if ((dueTimes[child + 1] ?? Infinity) < (dueTimes[child] as number)) child++;
       const childDueAt = dueTimes[child] as number;
