@@ -8,7 +8,7 @@ import {
   isFiniteNumber,
   isPlainObject,
   mustError,
-  readChecked,
+  checkedFields,
 } from '../util/check.js';
 
 /**
@@ -132,7 +132,7 @@ const isJitterName = (v: unknown): v is 'none' | 'full' | 'equal' | 'decorrelate
  * `computeDelay` (`computeDelay: policy`) and by option validation (`retry: options.backoff`).
  */
 export function readBackoffPolicy(policy: unknown, where: string, path: string, defaults?: BackoffPolicy): BackoffPolicy {
-  const given = readChecked(where, policy, BACKOFF_RULES, path);
+  const given = checkedFields(where, policy, BACKOFF_RULES, path);
   // A field left out takes its default; without defaults, it breaks its rule (undefined passes none).
   const pick = (key: keyof BackoffPolicy): unknown => {
     const value = given[key] ?? defaults?.[key];
@@ -177,7 +177,7 @@ function readJitter(jitter: unknown, where: string, path: string, maxDelayMs: nu
   if (isJitterName(jitter)) return jitter;
   // A misspelled field (`afterCapp`) is refused by the table: ignored, it would give the caller
   // the lockstep at the cap that they asked to avoid.
-  const { additiveMs, afterCap } = readChecked(where, jitter, JITTER_RULES, path);
+  const { additiveMs, afterCap } = checkedFields(where, jitter, JITTER_RULES, path);
   checkField(where, path, 'additiveMs', JITTER_RULES, additiveMs);
   if (afterCap === true && (additiveMs as number) > maxDelayMs) {
     throw mustError(`${where}: ${path}.additiveMs`, `be <= maxDelayMs (${maxDelayMs}) with afterCap`, additiveMs, true);

@@ -6,7 +6,7 @@
  * state (the previous wait, the failures not counted) in its `Runs`.
  */
 import type { AttemptContext, AttemptThrottle, AttemptTimeoutGrowth, DelayContext, RetryBudget, RetryGate } from '../types.js';
-import { type FieldRules, atLeast, checkField, isPlainObject, mustError, readChecked } from '../util/check.js';
+import { type FieldRules, atLeast, checkField, checkedFields, isPlainObject, mustError } from '../util/check.js';
 
 /** What a call's schedule options hold once read; undefined in the config when none was given. */
 export interface Schedule {
@@ -51,7 +51,7 @@ export const ATTEMPT_TIMEOUT_RULE = {
  * TypeError/RangeError naming `<where>: <path>.<field>` and the value it got.
  */
 export function readTimeoutGrowth(growth: object, where: string, path: string): AttemptTimeoutGrowth {
-  const given = readChecked(where, growth, GROWTH_RULES, path);
+  const given = checkedFields(where, growth, GROWTH_RULES, path);
   for (const key of Object.keys(GROWTH_RULES)) checkField(where, path, key, GROWTH_RULES, given[key]);
   const { initialMs, multiplier, maxMs } = given as unknown as AttemptTimeoutGrowth;
   if (maxMs < initialMs) throw mustError(`${where}: ${path}.maxMs`, `be >= initialMs (${initialMs})`, maxMs, true);

@@ -180,20 +180,22 @@ export function checkField(where: string, path: string, key: string, rules: Fiel
   if (!ok(value)) throw mustError(`${where}: ${path}.${key}`, rule, value, range);
 }
 
-/**
- * `checkOptions`, then the own, defined values by field in an object without a prototype (a
- * field the caller did not give reads as undefined, whatever `Object.prototype` holds).
- *
- * @example
- * const { size = 1 } = readChecked('createThing', options, RULES) as ThingOptions;
- */
+/** {@link checkedFields} of options, instant()'s marker kept: `readChecked('createThing', options, RULES)`. */
 export function readChecked(where: string, options: unknown, rules: FieldRules, path = 'options'): Record<string, unknown> {
-  // Only the caller's own fields are copied (an inherited value does not count); a field not
-  // given reads as undefined from the prototype-less copy.
-  const values: Record<string, unknown> = Object.create(null);
-  checkOptions(where, options, rules, values, path);
+  const values = checkedFields(where, options, rules, path);
   // instant()'s marker goes wherever the options go: a preset, an upload, a read-modify-write.
   if ((options as { [INSTANT]?: unknown })[INSTANT] === true) (values as { [INSTANT]?: true })[INSTANT] = true;
+  return values;
+}
+
+/**
+ * `checkOptions`, then the caller's own, defined values by field in an object without a
+ * prototype (a field not given, or only inherited, reads as undefined). Without instant()'s
+ * marker: for a part of the options (a backoff, a jitter); see {@link readChecked}.
+ */
+export function checkedFields(where: string, value: unknown, rules: FieldRules, path: string): Record<string, unknown> {
+  const values: Record<string, unknown> = Object.create(null);
+  checkOptions(where, value, rules, values, path);
   return values;
 }
 
