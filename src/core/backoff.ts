@@ -90,20 +90,13 @@ export function delayFor(attempt: number, policy: BackoffPolicy, rng: () => numb
   if (jitter === 'none') return capped;
   const r = drawFrom(rng, rngName);
   if (jitter === 'full') return r * capped;
-  if (jitter === 'equal') {
-    // Rounding can push the sum of two halves past the whole for tiny (subnormal) delays.
-    const equal = capped / 2 + (r * capped) / 2;
-    return Math.min(equal, capped);
-  }
-  if (jitter.afterCap === true) {
-    // Cap the exponential part low enough for the jitter to fit under maxDelayMs, so it is
-    // still there at the cap (validation guarantees additiveMs <= maxDelayMs).
-    const room = maxDelayMs - jitter.additiveMs;
-    const sum = Math.min(uncapped, room) + r * jitter.additiveMs;
-    return Math.min(sum, maxDelayMs); // float rounding of (max − J) + J
-  }
-  const jittered = uncapped + r * jitter.additiveMs;
-  return Math.min(jittered, maxDelayMs);
+  // Rounding can push the sum of two halves past the whole for tiny (subnormal) delays.
+  if (jitter === 'equal') return Math.min(capped / 2 + (r * capped) / 2, capped);
+  const { additiveMs, afterCap } = jitter;
+  // After the cap, the exponential part is capped low enough for the jitter to fit under
+  // maxDelayMs, so it is still there at the cap (validation guarantees additiveMs <= maxDelayMs;
+  // a validated jitter's afterCap is a boolean). The last min() is float rounding of (max − J) + J.
+  return Math.min((afterCap ? Math.min(uncapped, maxDelayMs - additiveMs) : uncapped) + r * additiveMs, maxDelayMs);
 }
 
 /**
