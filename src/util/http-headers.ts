@@ -11,7 +11,11 @@ import { isBag } from './cause-chain.js';
  */
 export function retryAfterIn(headers: unknown, nowMs: number): number | undefined {
   const header = headerValue(headers, 'retry-after');
-  return header === undefined ? undefined : parseRetryAfter(header, serverNow(headers) ?? nowMs);
+  // An HTTP-date in Retry-After is a time on the server's clock; RFC 9110 §10.2.3 means it to be
+  // read against the same response's `Date` (when the server sent it), not against this
+  // machine's clock, which may be off by any amount. A server an hour ahead saying "retry at
+  // <its now + 2 s>" asks for 2 s.
+  return header === undefined ? undefined : parseRetryAfter(header, httpDate(headerValue(headers, 'date')) ?? nowMs);
 }
 
 /**
@@ -30,21 +34,10 @@ export function parseRetryAfter(value: string, nowMs: number = Date.now()): numb
   return at === undefined ? undefined : Math.max(0, at - nowMs);
 }
 
-/*
- * An HTTP-date in Retry-After is a time on the server's clock; RFC 9110 §10.2.3 means it to be
- * read against the same response's `Date` (when the server sent it), not against this
- * machine's clock, which may be off by any amount. A server an hour ahead saying "retry at
- * <its now + 2 s>" asks for 2 s.
- */
-function serverNow(headers: unknown): number | undefined {
-  const date = headerValue(headers, 'date');
-  // Stryker disable next-line ConditionalExpression: httpDate(undefined) is undefined too (Date.parse('undefined') is NaN)
-  return date === undefined ? undefined : httpDate(date);
-}
-
 // An HTTP-date always names a weekday or month; the test keeps Date.parse from guessing at junk.
-function httpDate(text: string): number | undefined {
-  const at = /[a-z]{3}/i.test(text) ? Date.parse(text) : Number.NaN;
+// No header (undefined) is tested as "undefined", which Date.parse refuses: undefined too.
+function httpDate(text: string | undefined): number | undefined {
+  const at = /[a-z]{3}/i.test(text as string) ? Date.parse(text as string) : Number.NaN;
   return Number.isNaN(at) ? undefined : at;
 }
 
