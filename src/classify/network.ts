@@ -3,7 +3,7 @@
  * `TypeError` on each runtime, and requests that ran out of time.
  */
 import type { RetryPredicate } from '../types.js';
-import { firstInChain } from '../util/cause-chain.js';
+import { firstInChain, objectField } from '../util/cause-chain.js';
 import { isSystemCode } from './error-shape.js';
 
 /**
@@ -149,9 +149,6 @@ export const timedOut: RetryPredicate = (error) =>
   }) === true;
 
 function abortedByTimeout(config: unknown): boolean {
-  if (typeof config !== 'object' || config === null) return false;
-  const signal = (config as { signal?: unknown }).signal;
-  if (typeof signal !== 'object' || signal === null || (signal as { aborted?: unknown }).aborted !== true) return false;
-  const reason = (signal as { reason?: unknown }).reason;
-  return typeof reason === 'object' && reason !== null && (reason as { name?: unknown }).name === 'TimeoutError';
+  const signal = objectField(config, 'signal');
+  return objectField(signal, 'aborted') === true && objectField(objectField(signal, 'reason'), 'name') === 'TimeoutError';
 }

@@ -5,7 +5,7 @@
 import { isPermanent } from '../errors.js';
 import type { RetryPredicate } from '../types.js';
 import { isInteger, mustError } from '../util/check.js';
-import { firstInChain } from '../util/cause-chain.js';
+import { firstInChain, objectField } from '../util/cause-chain.js';
 import { GrpcStatus, type GrpcStatusName, errorReasonsOf, grpcCodeOf, httpStatusOf, statusStringOf } from './error-shape.js';
 import { socketFailure, timedOut } from './network.js';
 
@@ -224,5 +224,5 @@ const ABORT_NAMES: ReadonlySet<unknown> = new Set(['AbortError', 'CanceledError'
 
 // DOMException is not an Error subclass in every runtime; read its name anyway.
 function isErrorLike(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && typeof (value as { name?: unknown }).name === 'string';
+  return typeof objectField(value, 'name') === 'string';
 }

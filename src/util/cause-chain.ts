@@ -26,6 +26,16 @@ export function isBag(value: unknown): value is Bag {
 }
 
 /**
+ * `value[key]` when `value` is an object (not a function, not null), else undefined.
+ *
+ * @example
+ * objectField(objectField(config, 'signal'), 'aborted'); // config.signal.aborted, if both are objects
+ */
+export function objectField(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Bag)[key] : undefined;
+}
+
+/**
  * The error under this one: its `cause`, else its `error` when that is an error (gaxios 6's
  * `GaxiosError`, which Cloud Storage's client 7 throws, keeps node-fetch's error there, a
  * timeout or an abort among them).
