@@ -214,8 +214,8 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
       armBackstop(BACKSTOP_MS);
       return;
     }
-    // The clock that armed the timer is gone: arm on the current one (which may be due now).
-    disarmTimer();
+    // The clock that armed the timer is gone: arm on the current one (which may be due now);
+    // armTimer clears the old timer, since another clock armed it.
     armTimer();
   }
 
