@@ -6,7 +6,7 @@
  * state (the previous wait, the failures not counted) in its `Runs`.
  */
 import type { AttemptContext, AttemptThrottle, AttemptTimeoutGrowth, DelayContext, RetryBudget, RetryGate } from '../types.js';
-import { type FieldRules, atLeast, checkField, checkedFields, isPlainObject, mustError } from '../util/check.js';
+import { type FieldRules, atLeast, checkField, checkedFields, isFiniteNumber, isPlainObject, mustError } from '../util/check.js';
 
 /** What a call's schedule options hold once read; undefined in the config when none was given. */
 export interface Schedule {
@@ -33,7 +33,7 @@ export interface Fleet {
 
 /** The fields of a growing attempt timeout; all three are required. */
 const GROWTH_RULES: FieldRules = {
-  initialMs: { ok: (v) => typeof v === 'number' && v > 0 && v < Infinity, rule: 'be a finite number > 0', range: true },
+  initialMs: { ok: (v) => isFiniteNumber(v) && v > 0, rule: 'be a finite number > 0', range: true },
   multiplier: /* @__PURE__ */ atLeast(1),
   // Infinity: no cap of its own, the deadline bounds each attempt.
   maxMs: { ok: (v) => typeof v === 'number' && v > 0, rule: 'be a number >= initialMs (Infinity for no cap)', range: true },
