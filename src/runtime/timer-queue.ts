@@ -85,12 +85,9 @@ function createTimerQueue(clock: RetryClock): TimerQueue {
 
   function unschedule(item: Timed): void {
     const slot = item.slot;
-    if (slot < 0) {
-      // Due in the running tick but not called yet: it will not be (see onTimer).
-      item.slot = NOT_QUEUED;
-      return;
-    }
     item.slot = NOT_QUEUED;
+    // Not queued, or due in the running tick but not called yet: it will not be (see onTimer).
+    if (slot < 0) return;
     if (item.unref !== true) refCount--;
     const last = heap.pop() as Timed;
     const lastDueAt = dueTimes.pop() as number;
