@@ -63,25 +63,21 @@ const FETCH_NETWORK_MESSAGES = new Set([
 // code does on Node. One pattern for all, whatever the error's name: it is in every bundle that
 // has retry() (bench/size.ts).
 function isNetworkMessage({ name, message, cause }: Error): boolean {
-  if (name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(message)) return fetchCauseIsNetwork(cause);
+  // Node's fetch rejects with the same `TypeError('fetch failed')` for a dropped connection and
+  // for a request that will fail the same way every time: a redirect loop ("redirect count
+  // exceeded"), a redirect to ftp: or data: ("URL scheme must be a HTTP(S) scheme"), a port fetch
+  // refuses to use ("bad port"), `redirect: 'error'` meeting a redirect. Only the cause tells
+  // them apart, so the cause must be a network failure: a socket or DNS code, a timeout. Without
+  // a cause (browsers say nothing more than "Failed to fetch") it cannot be known; it is taken
+  // for a network failure, as it most often is.
+  if (name === 'TypeError' && FETCH_NETWORK_MESSAGES.has(message)) {
+    return cause === undefined || cause === null || socketFailure(cause) || timedOut(cause);
+  }
   // Node's socket messages; workerd's plain Error for a refused, reset or closed connection and a
   // body cut short alike (recorded on workerd 2026-11-17); Deno's, above.
   return /^socket hang up$|^Client network socket disconnected|^Network connection lost\.$|^error sending request.*: (?:tcp connect|dns|connection closed)|^error reading a body from connection|\(os error \d+\)$/i.test(
     message,
   );
-}
-
-/*
- * Node's fetch rejects with the same `TypeError('fetch failed')` for a dropped connection and
- * for a request that will fail the same way every time: a redirect loop ("redirect count
- * exceeded"), a redirect to ftp: or data: ("URL scheme must be a HTTP(S) scheme"), a port fetch
- * refuses to use ("bad port"), `redirect: 'error'` meeting a redirect. Only the cause tells
- * them apart, so the cause must be a network failure: a socket or DNS code, a timeout. Without
- * a cause (browsers say nothing more than "Failed to fetch") it cannot be known; it is taken
- * for a network failure, as it most often is.
- */
-function fetchCauseIsNetwork(cause: unknown): boolean {
-  return cause === undefined || cause === null || socketFailure(cause) || timedOut(cause);
 }
 
 /*
