@@ -161,33 +161,11 @@ export function configOfChecked<T>(options: RetryOptions<T>, where: string): Ret
 
 /** Every field present from the start, each undefined: one object shape, filled by the checker. */
 function noFields(): Fields {
-  return {
-    backoff: undefined,
-    maxAttempts: undefined,
-    deadlineMs: undefined,
-    attemptTimeoutMs: undefined,
-    retryable: undefined,
-    idempotent: undefined,
-    retryOnResult: undefined,
-    delay: undefined,
-    countsAsAttempt: undefined,
-    signal: undefined,
-    onRetry: undefined,
-    onSuccess: undefined,
-    onGiveUp: undefined,
-    onEvent: undefined,
-    budget: undefined,
-    throttle: undefined,
-    gate: undefined,
-    rng: undefined,
-    unref: undefined,
-    clock: undefined,
-    hedge: undefined,
-    telemetry: undefined,
-    name: undefined,
-    service: undefined,
-  };
+  // A copy of one object (a clone V8 makes in one step, of the same shape), not 24 fields written out.
+  return { ...NO_FIELDS };
 }
+
+const NO_FIELDS: Fields = /* @__PURE__ */ Object.fromEntries(Object.keys(RETRY_RULES).map((key) => [key, undefined])) as Fields;
 
 /** The config of checked fields `o`, read from `options` (for instant()'s marker) under `where` and `path`. */
 export function configOf(o: Fields, options: RetryOptions, where: string, path: string): RetryConfig {
