@@ -34,7 +34,7 @@ export {
   type GcsUploadTarget,
   gcsResumableUpload,
   gcsStartResumableUpload,
-} from '../fetch/gcs-upload.js';
+} from './gcs-upload.js';
 // The error an upload rejects with, here too so that an upload needs one import.
 export { GcsUploadError, type GcsUploadErrorReason } from '../errors.js';
 export {

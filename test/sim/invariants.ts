@@ -356,6 +356,13 @@ export const INVARIANTS: readonly Invariant[] = [
     }),
   },
   {
+    name: 'telemetry-declined',
+    promise:
+      'Returning `undefined` instead declines the call: it runs as one without telemetry. (`Telemetry`: "called once per call, before its first attempt")',
+    where: 'docs/telemetry.md, "Your own telemetry"; src/types.ts, Telemetry',
+    check: perCall(checkDeclined),
+  },
+  {
     name: 'not-after-settle',
     promise: '`fn` is never called after the promise settled',
     where: 'docs/reliability.md, "Interleaving fuzz"',
@@ -369,6 +376,48 @@ export const INVARIANTS: readonly Invariant[] = [
     }),
   },
 ];
+
+/** An error as text (its class and message), so that two runs' errors compare by what they say. */
+const errorsAsText = (_key: string, value: unknown): unknown =>
+  value instanceof Error ? `${value.constructor.name}: ${value.message}` : value;
+
+/** What the simulation sees of one call, part by part, as text: two runs of one world compare by it. */
+export function seenOf(call: CallRecord, world: WorldRecord): Record<string, string> {
+  const text = (value: unknown): string => JSON.stringify(value, errorsAsText);
+  return {
+    outcome: text({ settled: call.settled, settleCount: call.settleCount, threw: call.threw, refused: call.refused }),
+    events: text(call.events),
+    requests: text(sentBy(world, call)),
+    hooks: text({
+      retries: call.retries,
+      successes: call.successes,
+      giveUps: call.giveUps,
+      hedges: call.hedgeHooks,
+      uncounted: call.uncountedSeqs ?? call.uncounted,
+    }),
+  };
+}
+
+/** A call whose telemetry declined it, against the same call in the world run without that telemetry. */
+function checkDeclined(call: CallRecord, world: WorldRecord): string[] {
+  if (call.limits.hooks.telemetry !== 'declines') return [];
+  const out: string[] = [];
+  // The one question a declining telemetry is asked: whether it records the call (none for a
+  // call refused before it starts).
+  const asked = call.telemetryStarts?.length ?? 0;
+  const expected = call.refused === undefined ? 1 : 0;
+  if (asked !== expected) out.push(`the declining telemetry was asked ${asked} times to start the call, not ${expected}`);
+  if (call.telemetryEvents.length > 0 || call.telemetryAttempts > 0)
+    out.push(`the declining telemetry was told ${call.telemetryEvents.length} events and ${call.telemetryAttempts} sends`);
+  const twinWorld = world.twin;
+  const twin = twinWorld?.calls[call.index];
+  if (twinWorld === undefined || twin === undefined) return [...out, 'the world was not run again without the declining telemetry'];
+  const here = seenOf(call, world);
+  const there = seenOf(twin, twinWorld);
+  for (const part of Object.keys(here))
+    if (here[part] !== there[part]) out.push(`${part} not as in the run without telemetry: ${here[part]} vs ${there[part]}`);
+  return out;
+}
 
 function checkHooks(call: CallRecord, world: WorldRecord): string[] {
   const out: string[] = [];
@@ -407,7 +456,9 @@ function checkHooks(call: CallRecord, world: WorldRecord): string[] {
   const copies = sentBy(world, call).filter((s) => s.copy > 1).length;
   if (hedges !== copies) out.push(`${hedges} hedge events, ${copies} extra copies sent`);
   if (call.hedgeHooks.length !== hedges) out.push(`onHedge called ${call.hedgeHooks.length} times, ${hedges} hedge events`);
-  if (limits.hooks.telemetry) {
+  if (limits.hooks.telemetry === 'records') {
+    const asked = call.telemetryStarts?.length ?? 0;
+    if (asked !== 1) out.push(`the telemetry was asked ${asked} times to start the call`);
     if (call.telemetryEvents.map((e) => e.type).join() !== events.map((e) => e.type).join())
       out.push('the telemetry saw other events than onEvent');
     if (call.telemetryAttempts !== sentBy(world, call).length)

@@ -1,7 +1,7 @@
 // What a run of the simulation records: every request sent, every hook and event, every pause
 // a gate was told, every host timer armed, every unhandled rejection. The invariants read only
 // this, so a world (retry() or retryFetch) records into the same shape and shares their checks.
-import type { AttemptContext, CallEvent, GiveUpEvent, RetryEvent } from '../../src/index.js';
+import type { AttemptContext, CallEvent, GiveUpEvent, RetryEvent, TelemetryCall } from '../../src/index.js';
 
 /** One request: one invocation of fn (a plain attempt or a hedged copy), or one fetch. */
 export interface Sent {
@@ -45,7 +45,13 @@ export interface CallLimits {
   readonly idempotentAt: false | ((attempt: number) => boolean) | undefined;
   /** When the caller's signal aborts, after the call's start; undefined for never. */
   readonly abortAfterMs: number | undefined;
-  readonly hooks: { readonly onRetry: boolean; readonly onSuccess: boolean; readonly onGiveUp: boolean; readonly telemetry: boolean };
+  readonly hooks: {
+    readonly onRetry: boolean;
+    readonly onSuccess: boolean;
+    readonly onGiveUp: boolean;
+    /** The call's telemetry: none, one that records it, or one that declines it. */
+    readonly telemetry: false | 'records' | 'declines';
+  };
   /** The cap retryFetch holds every hint to; Infinity without one. */
   readonly maxRetryAfterMs: number;
 }
@@ -64,6 +70,8 @@ export interface CallRecord {
   readonly events: { readonly at: number; readonly seq: number; readonly event: CallEvent }[];
   readonly telemetryEvents: CallEvent[];
   telemetryAttempts: number;
+  /** What the call's telemetry was asked when the call started, once per question (with a telemetry). */
+  telemetryStarts?: TelemetryCall[];
   readonly retries: RetryEvent[];
   /** When each promise an async onRetry returned settled (undefined while it runs), by the attempt it followed. */
   readonly retryHooksSettled?: Map<number, number | undefined>;
@@ -117,6 +125,11 @@ export interface WorldRecord {
   hedger?: { readonly hedges: number; readonly calls: number; readonly maxExtraLoad: number; readonly sentByHedgerCalls: number };
   /** The library's leftovers once every call settled; undefined when the run could not tell (a call left running). */
   leftover?: { readonly queued: number; readonly timerArmed: boolean; readonly timers: number; readonly listeners: number };
+  /**
+   * The same world run again with every telemetry that declines its call taken out, when one
+   * did: a declined call must be seen to run exactly as there (invariants.ts, telemetry-declined).
+   */
+  twin?: WorldRecord;
   /** Violations the driver itself saw (a request with the wrong method...), with their invariant's name. */
   readonly direct: { readonly invariant: string; readonly detail: string }[];
   seq: number;

@@ -17,12 +17,14 @@ const FILE = 'test/sim/sim.test.ts';
 describe('the simulation of retry()', () => {
   it('generates every option the options reader accepts', async () => {
     const produced = new Set<string>();
+    const telemetries = new Set<string | undefined>();
     const record = newWorldRecord();
     const h = openHarness(record, [0.5]);
     try {
       for (const world of fc.sample(worldArb(), { numRuns: 300, seed: 1 })) {
         const shared = makeShared(world.fleet, h);
         for (const call of world.calls) {
+          telemetries.add(call.options.telemetry);
           for (const key of Object.keys(buildOptions(call.options, shared, h, newCallRecord(0), record).options)) produced.add(key);
         }
       }
@@ -31,6 +33,8 @@ describe('the simulation of retry()', () => {
     }
     // A new option of retry() fails this test until the generator produces it.
     expect(Object.keys(RETRY_RULES).filter((key) => !produced.has(key))).toEqual([]);
+    // A telemetry that declines its call is a case of its own (invariants.ts, telemetry-declined).
+    expect([...telemetries].sort()).toEqual(['declines', 'records', undefined]);
   });
 
   it('keeps every documented promise in every world', async () => {

@@ -6,6 +6,7 @@ import {
   type CallEvent,
   type RetryEvent,
   type RetryOptions,
+  type TelemetryCall,
   createAdaptiveThrottle,
   createHedger,
   createRetryAfterGate,
@@ -182,13 +183,21 @@ export function buildOptions(
         : hedging({ hedger: shared.hedger, maxCopies, onHedge });
   }
   if (o.telemetry) {
-    options.telemetry = () => ({
-      event: (e) => rec.telemetryEvents.push(e),
-      attempt: (_ctx, run) => {
-        rec.telemetryAttempts += 1;
-        return run();
-      },
-    });
+    const starts: TelemetryCall[] = [];
+    rec.telemetryStarts = starts;
+    const declines = o.telemetry === 'declines';
+    options.telemetry = (call) => {
+      // A copy: what the engine asks with is its own record, not the caller's to keep.
+      starts.push({ name: call.name, service: call.service });
+      if (declines) return undefined;
+      return {
+        event: (e) => rec.telemetryEvents.push(e),
+        attempt: (_ctx, run) => {
+          rec.telemetryAttempts += 1;
+          return run();
+        },
+      };
+    };
   }
   if (o.name !== undefined) options.name = o.name;
   if (o.service !== undefined) options.service = o.service;
@@ -202,7 +211,7 @@ export function buildOptions(
     throughGate: options.gate !== undefined,
     idempotentAt,
     abortAfterMs: o.signal?.abortAtMs,
-    hooks: { onRetry: !!o.onRetry, onSuccess: !!o.onSuccess, onGiveUp: !!o.onGiveUp, telemetry: !!o.telemetry },
+    hooks: { onRetry: !!o.onRetry, onSuccess: !!o.onSuccess, onGiveUp: !!o.onGiveUp, telemetry: o.telemetry ?? false },
     maxRetryAfterMs: Infinity,
   };
   return { options, limits, controller };
@@ -316,8 +325,30 @@ export function sampleFleet(shared: Shared): WorldRecord['fleetSamples'][number]
   };
 }
 
-/** Runs one world of retry() calls in virtual time and returns what happened. */
+/**
+ * Runs one world of retry() calls in virtual time and returns what happened. A world where a
+ * telemetry declines its call is run a second time without those telemetries (`twin`): a world
+ * replays exactly, so a declined call must be seen to do there exactly what it did here.
+ */
 export async function runWorld(spec: WorldSpec): Promise<WorldRecord> {
+  const world = await playWorld(spec);
+  if (spec.calls.some((call) => call.options.telemetry === 'declines')) world.twin = await playWorld(withoutDeclined(spec));
+  return world;
+}
+
+/** `spec` with the option taken out of every call whose telemetry declines (`name` and `service` stay: read only with it). */
+export function withoutDeclined(spec: WorldSpec): WorldSpec {
+  return {
+    ...spec,
+    calls: spec.calls.map((call) => {
+      const { telemetry, ...options } = call.options;
+      return telemetry === 'declines' ? { ...call, options } : call;
+    }),
+  };
+}
+
+/** One run of a world, recorded. */
+async function playWorld(spec: WorldSpec): Promise<WorldRecord> {
   const world = newWorldRecord();
   const h = openHarness(world, spec.randoms);
   const shared = makeShared(spec.fleet, h);

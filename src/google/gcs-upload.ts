@@ -12,11 +12,11 @@ import { presetRules } from '../presets/preset.js';
 import type { AttemptContext } from '../types.js';
 import { configOfChecked } from '../core/options.js';
 import { startCall } from '../core/retry.js';
-import type { FetchFunction } from './fetch-options.js';
+import type { FetchFunction } from '../fetch/fetch-options.js';
 import { GcsUploadError, HttpStatusError } from '../errors.js';
-import { PEEK_LIMIT_BYTES, cancelBody, peekText } from './responses.js';
+import { PEEK_LIMIT_BYTES, cancelBody, peekText } from '../fetch/responses.js';
 import { UPLOAD_RETRY_ON_RESULT } from './gcs-upload-start.js';
-import { invocationHeaders } from './invocation-headers.js';
+import { invocationHeaders } from '../fetch/invocation-headers.js';
 
 export { type GcsUploadTarget, gcsStartResumableUpload } from './gcs-upload-start.js';
 

@@ -20,9 +20,9 @@ import {
   readChecked,
 } from '../util/check.js';
 import { suggest } from '../util/suggest.js';
-import type { FetchFunction } from './fetch-options.js';
-import { cancelBody } from './responses.js';
-import { retryFetch } from './retry-fetch.js';
+import type { FetchFunction } from '../fetch/fetch-options.js';
+import { cancelBody } from '../fetch/responses.js';
+import { retryFetch } from '../fetch/retry-fetch.js';
 
 /**
  * What {@link gcsStartResumableUpload} needs: where the object goes, and the OAuth 2.0 access

@@ -7,8 +7,8 @@ import { type GiveUpEvent, GcsUploadError, HttpStatusError, RetryError, type Suc
 import { gcsResumableUpload, gcsStartResumableUpload } from '../../src/google/index.js';
 import { queueState } from '../../src/runtime/timer-queue.js';
 import { type InstalledClock, track, useVirtualClock } from '../helpers/clock.js';
-import { eventually } from './loopback.js';
-import { type Testbench, pattern, startTestbench } from './testbench.js';
+import { eventually } from '../fetch/loopback.js';
+import { type Testbench, pattern, startTestbench } from '../fetch/testbench.js';
 
 const KiB = 1024;
 const quick = { backoff: { initialDelayMs: 1, multiplier: 1, maxDelayMs: 1, jitter: 'none' as const }, deadlineMs: 10_000 };
