@@ -21,7 +21,7 @@ export default defineConfig({
     ...base.test,
     include: [
       'test/*.test.ts',
-      'test/{core,runtime,classify,fleet,transfer,util}/**/*.test.ts',
+      'test/{core,runtime,classify,fleet,modes,transfer,util}/**/*.test.ts',
       'test/presets/**/*.test.ts',
       'test/clients/**/*.test.ts',
       'test/fetch/**/*.test.ts',
