@@ -19,7 +19,7 @@ import { type Context, contextAt, listen } from './context.js';
 import { type Judgement, judge, overrun, recordSuccess } from './judge.js';
 import { emit, reportGiveUp, reportRetry, reportSuccess } from './hooks.js';
 import type { RetryConfig } from './options.js';
-import { type Outcome, errorOf, failure, limitError, refusedValue } from './outcome.js';
+import { type Outcome, Returned, errorOf, failure, keptOutcome, limitError, refusedValue } from './outcome.js';
 import { ATTEMPTING, FAILED, type Phase, SLEEPING, SUCCEEDED } from './phase.js';
 
 /** What an attempt runs: the caller's `fn`. */
@@ -37,7 +37,7 @@ export class Call<T> implements Timed, AbortWatcher {
   #attempt = 0;
   readonly #startedAt: number; // when the call began, on the call's clock (config.timers)
   #controller: AbortController | undefined = undefined;
-  #last: unknown = undefined; // while running, the last failed Outcome (outcome.ts); once settled, the value or the error
+  #last: unknown = undefined; // while running, the last failure's error or Returned value (keptOutcome, outcome.ts); once settled, the value or the error
   #resolve: ((value: T) => void) | undefined = undefined; // the returned promise's, once handed over
   #reject: ((error: unknown) => void) | undefined = undefined;
   #config: RetryConfig;
@@ -159,7 +159,7 @@ export class Call<T> implements Timed, AbortWatcher {
   attemptResolved(ctx: Context, value: T): void {
     if (!this.#isCurrent(ctx)) return;
     if (this.#config.retryOnResult === undefined) this.#succeed(value);
-    else this.#judge({ ok: true, value }, ctx, this.#config.timers.now());
+    else this.#judge(new Returned(value), ctx, this.#config.timers.now());
   }
   /** Attempt `ctx.attempt` failed with `error`. */
   attemptRejected(ctx: Context, error: unknown): void {
@@ -236,7 +236,7 @@ export class Call<T> implements Timed, AbortWatcher {
   #attemptAt(t: number, startAt: number): void {
     if (startAt - this.#runStart() >= this.#config.deadlineMs) {
       const elapsedMs = t - this.#startedAt;
-      return this.#fail(limitError('deadline', this.#attempt, elapsedMs, this.#last as Outcome), 'deadline', elapsedMs);
+      return this.#fail(limitError('deadline', this.#attempt, elapsedMs, keptOutcome(this.#last)), 'deadline', elapsedMs);
     }
     if (startAt === t) return this.#runAttempt(t);
     this.#phase = SLEEPING;
@@ -251,7 +251,7 @@ export class Call<T> implements Timed, AbortWatcher {
       this.#attempt,
       atDeadline,
       this.#config,
-      errorOf(this.#last as Outcome | undefined),
+      errorOf(keptOutcome(this.#last)),
       this.#attempt - (this.#state?.base ?? 0),
     );
     this.#controller?.abort(timeout);
@@ -273,7 +273,7 @@ export class Call<T> implements Timed, AbortWatcher {
     // The attempt's outcome is in: progress a hook or a predicate reports from here is late (it
     // would restart the limits after every failure, and the call would never end).
     this.#phase = SLEEPING;
-    this.#last = outcome;
+    this.#last = outcome.ok ? outcome : outcome.error;
     const config = this.#config;
     const elapsedMs = t - this.#startedAt;
     // Stryker disable next-line ConditionalExpression: equivalent: a state made now (no progress, no uncounted failure, no previous wait) tells judge what none does; it spares a call without schedule options the object

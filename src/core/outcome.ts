@@ -12,6 +12,19 @@ export type Outcome<T = unknown> = { readonly ok: true; readonly value: T } | { 
 /** The outcome of an attempt that failed with `error`. */
 export const failure = (error: unknown): Outcome<never> => ({ ok: false, error });
 
+/**
+ * An attempt's value, as the outcome retryOnResult judges. A class of its own, so that a call
+ * can keep its last outcome in one field, a failure's error as itself, and still tell the two
+ * apart (`keptOutcome`): a sleeping call holds no outcome object for an error (40 bytes each).
+ */
+export class Returned<T> {
+  readonly ok = true;
+  constructor(readonly value: T) {}
+}
+
+/** The outcome a call kept as `kept`: a Returned as it is, anything else as the error it failed with. */
+export const keptOutcome = (kept: unknown): Outcome => (kept instanceof Returned ? kept : failure(kept));
+
 /** The error an outcome failed with: undefined for a value. */
 export const errorOf = (outcome: Outcome | undefined): unknown => (outcome?.ok === false ? outcome.error : undefined);
 

@@ -83,6 +83,21 @@ describe('retryOnResult', () => {
     expect(p.error).not.toHaveProperty('cause');
   });
 
+  it('held past the deadline by an async onRetry: the RetryError holds the last value, or the last error even when it looks like an outcome', async () => {
+    const hanging = () => new Promise<void>(() => {});
+    const { fn } = poll(running(1));
+    const held = track(retry(fn, { backoff: noJitter, deadlineMs: 5000, retryOnResult: notDone, onRetry: hanging }));
+    // An error shaped like the engine's own outcome of a value: still an error.
+    const thrown = { ok: true, value: 'not a value' };
+    const failing = track(retry(() => Promise.reject(thrown), { backoff: noJitter, deadlineMs: 5000, retryable: () => true, onRetry: hanging }));
+    await clock.tickAsync(5000);
+    expect(held.error).toMatchObject({ reason: 'deadline', attempts: 1, value: running(1) });
+    expect(held.error).not.toHaveProperty('cause');
+    expect(failing.error).toMatchObject({ reason: 'deadline', attempts: 1 });
+    expect((failing.error as RetryError).cause).toBe(thrown);
+    expect(failing.error).not.toHaveProperty('value');
+  });
+
   it('spends the retry budget like a transient error, and gives up with "budget" when it is empty', async () => {
     const budget = createRetryBudget({ maxTokens: 4, tokenRatio: 0.1 });
     const { fn } = poll(running(1));
