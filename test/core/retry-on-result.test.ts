@@ -89,7 +89,9 @@ describe('retryOnResult', () => {
     const held = track(retry(fn, { backoff: noJitter, deadlineMs: 5000, retryOnResult: notDone, onRetry: hanging }));
     // An error shaped like the engine's own outcome of a value: still an error.
     const thrown = { ok: true, value: 'not a value' };
-    const failing = track(retry(() => Promise.reject(thrown), { backoff: noJitter, deadlineMs: 5000, retryable: () => true, onRetry: hanging }));
+    const failing = track(
+      retry(() => Promise.reject(thrown), { backoff: noJitter, deadlineMs: 5000, retryable: () => true, onRetry: hanging }),
+    );
     await clock.tickAsync(5000);
     expect(held.error).toMatchObject({ reason: 'deadline', attempts: 1, value: running(1) });
     expect(held.error).not.toHaveProperty('cause');
