@@ -33,7 +33,9 @@ export interface FillRule {
 
 /**
  * The send step: `plan`'s request, through `fetchFn`, for `input` and `init` as the caller gave
- * them; with `stamped`, each carrying the call's invocation headers (invocation-headers.ts).
+ * them; with `stamped`, each carrying the call's invocation headers (invocation-headers.ts). Each
+ * fetch's signal follows the attempt's (followLate), at once when `callerAborted()` says the
+ * abort is the caller's.
  */
 export function sender(
   input: string | URL | Request,
@@ -41,6 +43,7 @@ export function sender(
   plan: RequestPlan,
   fetchFn: FetchFunction,
   stamped = false,
+  callerAborted?: () => boolean,
 ): Send {
   return async (ctx, rest) => {
     const attemptSignal = ctx.signal;
@@ -50,7 +53,7 @@ export function sender(
     await undefined;
     // Aborted meanwhile (the caller's signal, in the same tick): nothing is sent.
     if (attemptSignal.aborted) throw attemptSignal.reason;
-    const fetchController = followLate(attemptSignal);
+    const fetchController = followLate(attemptSignal, callerAborted);
     // A Request of this realm is handed over itself: fetch reads a body-less one afresh on every
     // call, and one with a body is sent once (request-plan.ts), so no clone tees its stream. One of
     // another realm goes as its URL and its fields.

@@ -17,7 +17,9 @@ const followerOf = new WeakMap<AbortSignal, { latest: AbortController }>();
  * callback, and aborting a fetch costs fetch's own cleanup (undici: a fraction of a millisecond
  * each, far more on a busy machine); done at once, fifty calls sharing a deadline would each
  * settle only after all fifty cleanups. Deferred, every caller hears of the deadline first, and
- * the sockets close right after.
+ * the sockets close right after. An abort of the caller's own (`callerAborted()` true when the
+ * attempt's signal aborts) reaches the fetch at once: within that macrotask a request still
+ * being dispatched (a POST) could go out after the caller said stop.
  *
  * An attempt that reads a buffered body in parts (`bufferBody`) sends one fetch per part, each
  * after the last part was read to its end: `signal` keeps one listener, which aborts the latest
@@ -25,7 +27,7 @@ const followerOf = new WeakMap<AbortSignal, { latest: AbortController }>();
  * more than the last). Each fetch still gets a follower of its own: fetch (undici) adds a
  * listener to the signal it is given, and drops it only when its request is garbage.
  */
-export function followLate(signal: AbortSignal): AbortController {
+export function followLate(signal: AbortSignal, callerAborted: () => boolean = never): AbortController {
   const follower = new AbortController();
   const known = followerOf.get(signal);
   if (known !== undefined) {
@@ -38,10 +40,13 @@ export function followLate(signal: AbortSignal): AbortController {
   // The braces matter: a listener that returns a value (setTimeout's) makes workerd warn.
   signal.addEventListener('abort', () => {
     const latest = slot.latest;
-    setTimeout(() => latest.abort(signal.reason), 0);
+    if (callerAborted()) latest.abort(signal.reason);
+    else setTimeout(() => latest.abort(signal.reason), 0);
   });
   return follower;
 }
+
+const never = (): boolean => false;
 
 /** Records which controller aborts `response`'s fetch (see {@link handOver}). */
 export function trackResponse(response: Response, controller: AbortController): void {

@@ -111,7 +111,9 @@ export function retryFetchAs(
   const { callerSignal } = plan;
   const held = heldResponse();
   const mode = resumeMode(plan, { resume, bufferBody, hedge });
-  const send = sender(input, init, plan, fetchFn, retryOptions.service === CLOUD_STORAGE);
+  // The caller's abort reaches the fetch at once, not a macrotask later as a deadline's does (followLate).
+  const callerAborted = () => callerSignal?.aborted === true || userSignal?.aborted === true;
+  const send = sender(input, init, plan, fetchFn, retryOptions.service === CLOUD_STORAGE, callerAborted);
   const attempt = attemptOf(send, plan.method, held, {
     buffer: mode === 'buffer' ? bodyBuffer() : undefined,
     readWhole: bufferBody === true,

@@ -241,6 +241,16 @@ describe('retryFetch on loopback: a download in many parts', () => {
 });
 
 describe('followLate: the signal each fetch of an attempt is given', () => {
+  it("aborts the latest follower at once when the abort is the caller's", () => {
+    const attempt = new AbortController();
+    let callerAborted = false;
+    const follower = followLate(attempt.signal, () => callerAborted);
+    callerAborted = true;
+    const reason = new Error('the caller changed its mind');
+    attempt.abort(reason);
+    expect(follower.signal.reason).toBe(reason);
+  });
+
   it("keeps one listener on the attempt's signal for every follower, and aborts the latest one a macrotask after it, with its reason", () => {
     const clock = installClock();
     try {

@@ -685,6 +685,36 @@ describe("signals and abort: the caller's two signals, the attempt's, the return
       expect(calls).toHaveLength(0);
     });
 
+    it.each(['init', 'options'] as const)(
+      "aborts the fetch under way at once when the %s signal aborts (a deadline's abort reaches it a macrotask later)",
+      async (which) => {
+        const signals: AbortSignal[] = [];
+        const hanging = ((_input: string | URL | Request, init?: RequestInit) => {
+          signals.push(init!.signal!);
+          return new Promise<Response>(() => {});
+        }) as typeof fetch;
+        const controller = new AbortController();
+        const init = which === 'init' ? { signal: controller.signal } : undefined;
+        const signal = which === 'options' ? controller.signal : undefined;
+        const call = track(retryFetch('http://x.test/', init, { fetch: hanging, signal }));
+        await clock.tickAsync(0);
+        expect(signals).toHaveLength(1);
+        const reason = new Error('changed my mind');
+        controller.abort(reason);
+        // Synchronously: a request still being written must not go out after the caller said stop.
+        expect(signals[0]?.reason).toBe(reason);
+        await clock.tickAsync(0);
+        expect(call.error).toBe(reason);
+        // The deadline's abort is deferred, so fifty calls sharing it each settle before any cleanup.
+        const timed = track(retryFetch('http://x.test/', undefined, { fetch: hanging, deadlineMs: 1000 }));
+        await clock.tickAsync(1000);
+        expect(timed.state).toBe('rejected');
+        expect(signals[1]?.aborted).toBe(false);
+        await clock.tickAsync(1); // sinon runs a 0 ms timer set during a tick 1 ms later
+        expect(signals[1]?.aborted).toBe(true);
+      },
+    );
+
     it("the caller's abort during the wait rejects at once with its reason and cancels the held response", async () => {
       const first = tracked(503);
       const { fn } = scriptedFetch([() => first.response]);

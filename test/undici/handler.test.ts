@@ -181,8 +181,8 @@ describe('what the dispatcher below is told (an interceptor composed inside this
     await reached;
     told.controller?.abort(reason);
     expect((await ended).error).toBe(reason);
-    // The attempt's fetch signal aborts one macrotask after the attempt (retryFetch's followLate): a
-    // timer set now runs after that one.
+    // The caller's abort reaches the attempt's fetch signal at once (retryFetch's followLate); a
+    // macrotask more, and the held dispatch goes on with that signal aborted.
     await new Promise((resolve) => setTimeout(resolve, 0));
     release();
     await vi.waitFor(() => expect(below.dispatches).toHaveLength(1));
