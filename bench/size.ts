@@ -343,7 +343,7 @@ export const CORE_FEATURES: readonly Feature[] = [
   { name: 'schedules: a growing attempt timeout, the delay option, countsAsAttempt', modules: /^src\/core\/schedule\.ts$/ },
   {
     name: "option validation: retry()'s options, messages naming field and value, a misspelled name's closest known one; a literal compared with the last one read",
-    modules: /^src\/(core\/(read-)?options|util\/check|util\/suggest)\.ts$/,
+    modules: /^src\/(core\/(read-)?options|util\/(check|suggest|literal-memo))\.ts$/,
   },
   {
     name: 'default classification: error-shape readers, the cause-chain walk, network errors, predicates',

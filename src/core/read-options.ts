@@ -5,7 +5,8 @@
  * with the last one read. Reading itself is options.ts's.
  */
 import type { RetryOptions } from '../types.js';
-import { INSTANT, isPlainObject } from '../util/check.js';
+import { INSTANT } from '../util/check.js';
+import { type LiteralMemo, holdsLiteral, rememberLiteral } from '../util/literal-memo.js';
 import { DEFAULT_CONFIG, type RetryConfig, checkFields, configOf, validateOptions } from './options.js';
 
 // Frozen option objects (every preset returns one) are read once and remembered; the last
@@ -37,11 +38,11 @@ export function readOptions(options: RetryOptions, where = 'retry', path = 'opti
 
 /**
  * The last unfrozen options object read (most often a literal written in the call, a new object
- * each time: `retry(fn, { maxAttempts: 5 })`): its own keys and their values in turn (key, value,
- * key, value…), reused from one literal to the next, and the config made of it, which names the
- * entry point it was read for (`where`). At first, `{}` and the default config.
+ * each time: `retry(fn, { maxAttempts: 5 })`), as util/literal-memo.ts remembers it, and the
+ * config made of it, which names the entry point it was read for (`where`). At first, `{}` and
+ * the default config.
  */
-const lastLiteral: unknown[] = [];
+const lastLiteral: LiteralMemo = [];
 let literalConfig: RetryConfig = DEFAULT_CONFIG;
 
 /**
@@ -54,7 +55,7 @@ let literalConfig: RetryConfig = DEFAULT_CONFIG;
  */
 function readLiteral(options: RetryOptions, where: string, path: string): RetryConfig {
   // The path only names the options in errors; a config that passed holds nothing of it.
-  if (literalConfig.where === where && holdsLastLiteral(options)) return literalConfig;
+  if (literalConfig.where === where && holdsLiteral(lastLiteral, options)) return literalConfig;
   const fields = checkFields(options, where, path);
   const config = configOf(fields, options, where, path);
   // The values come from `fields`, as read once by the check (a getter is not called again).
@@ -64,26 +65,8 @@ function readLiteral(options: RetryOptions, where: string, path: string): RetryC
     Object.isFrozen(fields.backoff) &&
     Object.isFrozen(fields.attemptTimeoutMs)
   ) {
-    lastLiteral.length = 0;
-    for (const key in options) lastLiteral.push(key, fields[key as keyof RetryOptions]);
+    rememberLiteral(lastLiteral, options, fields);
     literalConfig = config;
   }
   return config;
-}
-
-/**
- * Whether `options` is a plain object whose enumerable keys, own or inherited, are the last
- * literal's, in order, each holding the value the check read there. The check reads own fields
- * only, so a key inherited from a polluted `Object.prototype` was remembered as undefined and
- * matches only a field that is undefined too, which means the same; at worst every literal is
- * read again. instant()'s marker never matches: such options are not remembered.
- */
-function holdsLastLiteral(options: RetryOptions): boolean {
-  if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return false;
-  let i = 0;
-  for (const key in options) {
-    if (lastLiteral[i] !== key || lastLiteral[i + 1] !== options[key as keyof RetryOptions]) return false;
-    i += 2;
-  }
-  return i === lastLiteral.length;
 }

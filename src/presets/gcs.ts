@@ -11,7 +11,8 @@
 import { networkError, timedOut } from '../classify/network.js';
 import { anyOf, errorReason, grpcCode, httpStatus, oneRetryLayer } from '../classify/predicates.js';
 import type { RetryOptions } from '../types.js';
-import { type FieldRule, type FieldRules, INSTANT, isPlainObject, readChecked } from '../util/check.js';
+import { type FieldRule, type FieldRules, isPlainObject, readChecked } from '../util/check.js';
+import { type LiteralMemo, emptyMemo, holdsLiteral, rememberLiteral } from '../util/literal-memo.js';
 import { type GcsRetryStrategy, gcsIsIdempotent, isGcsStrategy } from './gcs-idempotency.js';
 import type { GcsOperation, GcsPreconditions } from './gcs-table.js';
 import { type PresetRetryOptions, buildPreset, freezeBackoff, overridesNothing, presetRules } from './preset.js';
@@ -212,34 +213,29 @@ const GCS_UNSAFE = /* @__PURE__ */ presetFor(false);
  *   no way to decide idempotency, or options that contradict each other.
  */
 export function gcs(options: GcsOptions): PresetRetryOptions {
-  // The common call, as the README writes it per call: gcs({ operation }) and nothing else gets
-  // the preset made for that operation before, without reading and judging it again.
-  const alone = operationAlone(options);
-  const made = BY_OPERATION_ALONE.get(alone);
-  if (made !== undefined) return made;
+  // The common call, as the README writes it per call: gcs({ operation }) again. Options that
+  // hold what this operation's last remembered ones held get their preset without being read
+  // and judged again (util/literal-memo.ts); one per operation, so operations in turn all do.
+  const shared = SHARED.get((options as { operation?: unknown } | undefined)?.operation);
+  if (shared !== undefined && holdsLiteral(shared.literal, options)) return shared.last;
   const fields = readChecked('gcs', options === undefined ? {} : options, GCS_RULES);
   const preset = gcsPreset('gcs', fields);
-  // Kept only when built from the operation looked up (a getter may answer another at each read).
-  if (alone !== undefined && fields.operation === alone) BY_OPERATION_ALONE.set(alone, preset);
+  // Only for a shared preset (nothing overridden): options with overrides get their own at each
+  // call. Not with preconditions: they decide the answer, and may change under one reference.
+  if (overridesNothing(fields) && fields.preconditions === undefined) {
+    const entry = SHARED.get(fields.operation) as Shared; // made by gcsPreset, which shared the preset
+    rememberLiteral(entry.literal, options, fields);
+    entry.last = preset;
+  }
   return preset;
 }
 
-/** gcs({ operation }), by operation, as checked and built once. */
-const BY_OPERATION_ALONE = new Map<unknown, PresetRetryOptions>();
-
 /**
- * The operation of options that hold an own `operation` and nothing else (no other key, own or
- * inherited, nor instant()'s marker); else undefined.
+ * By operation (`undefined`: none, under a strategy; the table is finite): the presets that
+ * override nothing, one per answer, and the last gcs() options that got one, with that preset.
  */
-function operationAlone(options: unknown): unknown {
-  if (!isPlainObject(options) || (options as { [INSTANT]?: unknown })[INSTANT] !== undefined) return undefined;
-  let operation: unknown;
-  for (const key in options) {
-    if (key !== 'operation' || !Object.hasOwn(options, key)) return undefined;
-    operation = options[key];
-  }
-  return operation;
-}
+type Shared = { safe?: PresetRetryOptions; unsafe?: PresetRetryOptions; readonly literal: LiteralMemo; last: PresetRetryOptions };
+const SHARED = new Map<unknown, Shared>();
 
 /**
  * The Cloud Storage preset for `fields`, options that `where` read already with rules that
@@ -250,23 +246,26 @@ function operationAlone(options: unknown): unknown {
  */
 export function gcsPreset(where: string, fields: Readonly<Record<string, unknown>>, path = 'options'): PresetRetryOptions {
   // A caller's own `idempotent` (boolean or function) is among the overrides and wins.
-  const base = decideIdempotent(where, path, fields) ? GCS_SAFE : GCS_UNSAFE;
+  const safe = decideIdempotent(where, path, fields);
+  const base = safe ? GCS_SAFE : GCS_UNSAFE;
   const { operation } = fields;
   // Nothing but the operation's own: one shared preset per operation and answer, so that
-  // retry() keeps validating it once, as it does a shared preset (the table is finite).
-  // Without an operation, the entry `undefined` holds the base preset.
-  const shared = overridesNothing(fields) ? (base === GCS_SAFE ? SAFE_BY_OPERATION : UNSAFE_BY_OPERATION) : undefined;
-  const known = shared?.get(operation);
+  // retry() keeps validating it once, as it does a shared preset.
+  const sharing = overridesNothing(fields);
+  const shared = sharing ? SHARED.get(operation) : undefined;
+  const known = safe ? shared?.safe : shared?.unsafe;
   if (known !== undefined) return known;
   // The operation names the call for its telemetry (the span), unless the caller named it.
   const preset = buildPreset(where, base, { ...fields, name: fields.name ?? operation }, path);
-  shared?.set(operation, preset);
+  if (sharing) {
+    // A new entry's literal holds nothing: its `last` is not given before gcs() remembers options.
+    const entry = shared ?? { literal: emptyMemo(), last: preset };
+    SHARED.set(operation, entry);
+    if (safe) entry.safe = preset;
+    else entry.unsafe = preset;
+  }
   return preset;
 }
-
-/** gcs({ operation }) without other overrides, by operation: those the table calls safe, and the others. */
-const SAFE_BY_OPERATION = new Map<unknown, PresetRetryOptions>();
-const UNSAFE_BY_OPERATION = new Map<unknown, PresetRetryOptions>();
 
 /** The table's answer, or `true` as a placeholder when the caller passes `idempotent` (it wins). */
 function decideIdempotent(where: string, path: string, fields: Readonly<Record<string, unknown>>): boolean {

@@ -317,6 +317,25 @@ describe('regressions of issue 12: options are what the caller wrote', () => {
     }
   });
 
+  it('reads own properties only, also right after a literal that held the polluted value as its own', async () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    let attempts = 0;
+    const fn = async () => {
+      if (++attempts < 3) throw Object.assign(new Error('unavailable'), { status: 503 });
+      return 'ok';
+    };
+    const backoff = Object.freeze({ initialDelayMs: 0, maxDelayMs: 0 });
+    await expect(retry(async () => 'first', { backoff, maxAttempts: 1 })).resolves.toBe('first');
+    try {
+      // Listed by for…in as the last literal's keys, with its values: the inherited one is not the caller's.
+      proto.maxAttempts = 1;
+      await expect(retry(fn, { backoff })).resolves.toBe('ok');
+      expect(attempts).toBe(3);
+    } finally {
+      delete proto.maxAttempts;
+    }
+  });
+
   it('refuses arrays, Maps, Sets, Dates as options, naming what they are', () => {
     expect(call([])).toThrow(new TypeError('retry: options must be a plain object, got []'));
     expect(call(new Map([['maxAttempts', 1]]))).toThrow(new TypeError('retry: options must be a plain object, got a Map'));

@@ -11,7 +11,15 @@ import {
   computeDelay,
   retry,
 } from '../../src/index.js';
-import { GCS_OPERATIONS, gcs, gcsIdempotency, gcsIsIdempotent, gcsPreconditionMet } from '../../src/google/index.js';
+import {
+  GCS_OPERATIONS,
+  type GcsOperation,
+  type GcsPreconditions,
+  gcs,
+  gcsIdempotency,
+  gcsIsIdempotent,
+  gcsPreconditionMet,
+} from '../../src/google/index.js';
 import { instant } from '../../src/testing/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
 
@@ -249,6 +257,64 @@ describe('gcs({ operation }) made per call', () => {
     const skipping = gcs(instant({ operation: 'objects.get' }));
     expect(skipping).not.toBe(first);
     expect((skipping as unknown as Record<symbol, unknown>)[Symbol.for('tenacious.instant')]).toBe(true);
+  });
+
+  it("reads options the same as their operation's last ones to compare them, and not again, with operations in turn", () => {
+    // Each operation's last options, with more than the operation.
+    gcs({ operation: 'objects.get', strategy: 'always' });
+    gcs({ operation: 'objects.insert', strategy: 'never' });
+    const reads = { get: 0, insert: 0 };
+    const counted = (operation: GcsOperation, key: keyof typeof reads) => ({
+      get operation() {
+        reads[key]++;
+        return operation;
+      },
+    });
+    const get = counted('objects.get', 'get');
+    const insert = counted('objects.insert', 'insert');
+    // Not their operation's last options: looked up, compared, then read.
+    const got = gcs(get as never);
+    const inserted = gcs(insert as never);
+    expect(reads).toEqual({ get: 3, insert: 3 });
+    // Their operation's last ones now, in turn: looked up and compared only.
+    for (let i = 0; i < 3; i++) {
+      expect(gcs(get as never)).toBe(got);
+      expect(gcs(insert as never)).toBe(inserted);
+    }
+    expect(reads).toEqual({ get: 9, insert: 9 });
+    expect(gcs({ operation: 'objects.get' })).toBe(got);
+    expect(inserted.idempotent).toBe(false);
+  });
+
+  it('gives options with overrides a preset of their own at each call, the same options as the last included', () => {
+    const first = gcs({ operation: 'objects.get', maxAttempts: 3 });
+    const second = gcs({ operation: 'objects.get', maxAttempts: 3 });
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+  });
+
+  it('gives the shared preset of the answer, safe or not, to options that are read at every call', () => {
+    // Options with preconditions are never remembered: each call reads them and looks up the preset.
+    const safe = gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 } });
+    expect(gcs({ operation: 'objects.insert', preconditions: { ifGenerationMatch: 0 } })).toBe(safe);
+    const unsafe = gcs({ operation: 'objects.insert', preconditions: {} });
+    expect(gcs({ operation: 'objects.insert', preconditions: {} })).toBe(unsafe);
+    expect([safe.idempotent, unsafe.idempotent]).toEqual([true, false]);
+  });
+
+  it("gives an operation's last options the preset they got, whichever answer came before", () => {
+    const answers = (['always', 'never', 'always', 'never'] as const).flatMap((strategy) => [
+      gcs({ operation: 'objects.insert', strategy }).idempotent,
+      gcs({ operation: 'objects.insert', strategy }).idempotent,
+    ]);
+    expect(answers).toEqual([true, true, false, false, true, true, false, false]);
+  });
+
+  it('reads preconditions at every call: their fields may change under the same reference', () => {
+    const preconditions: GcsPreconditions = { ifGenerationMatch: 0 };
+    expect(gcs({ operation: 'objects.insert', preconditions }).idempotent).toBe(true);
+    delete preconditions.ifGenerationMatch;
+    expect(gcs({ operation: 'objects.insert', preconditions }).idempotent).toBe(false);
   });
 
   it('remembers a preset under the operation it was built from, not one a getter answered before', () => {
