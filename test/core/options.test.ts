@@ -274,6 +274,44 @@ describe('readOptions', () => {
     expect(readOptions({ budget }).fleet).toEqual({ budget, throttle: undefined, gate: undefined });
   });
 
+  // The reuse is what makes a literal per call cost what options made once do (npm run bench);
+  // the config's identity is how a test sees it.
+  it('gives a literal the same keys and values as the last one read its config again, and nothing else', () => {
+    const onRetry = () => {};
+    const config = readOptions({ maxAttempts: 5, onRetry });
+    expect(readOptions({ maxAttempts: 5, onRetry })).toBe(config);
+    // Read afresh: a value differs, a key is missing or added, the keys come in another order, another entry point.
+    expect(readOptions({ maxAttempts: 6, onRetry })).not.toBe(config);
+    const six = readOptions({ maxAttempts: 6, onRetry });
+    expect(readOptions({ maxAttempts: 6 })).not.toBe(six);
+    expect(readOptions({ maxAttempts: 6, onRetry, unref: false })).not.toBe(six);
+    const withUnref = readOptions({ maxAttempts: 6, onRetry, unref: false });
+    expect(readOptions({ maxAttempts: 6, onRetry })).not.toBe(withUnref);
+    const ordered = readOptions({ maxAttempts: 6, onRetry });
+    expect(readOptions({ onRetry, maxAttempts: 6 })).not.toBe(ordered);
+    const other = readOptions({ onRetry, maxAttempts: 6 }, 'gcs');
+    expect(other.where).toBe('gcs');
+    expect(readOptions({ onRetry, maxAttempts: 6 }, 'gcs')).toBe(other);
+    expect(readOptions({ onRetry, maxAttempts: 6 })).toMatchObject({ where: 'retry' });
+  });
+
+  it('does not remember a literal holding an object that may change (an unfrozen backoff or growing timeout), nor instant()’s', () => {
+    for (const options of [
+      () => ({ backoff: { initialDelayMs: 5 } }),
+      () => ({ attemptTimeoutMs: { initialMs: 10, multiplier: 2, maxMs: 40 } }),
+      () => instant({ maxAttempts: 2 }),
+    ]) {
+      const first = readOptions(options());
+      expect(readOptions(options())).not.toBe(first);
+    }
+    // Nor does the plain literal after instant()'s, with the same keys and values, get its waits skipped.
+    readOptions(instant({ maxAttempts: 3 }));
+    expect(readOptions({ maxAttempts: 3 }).schedule?.instant).toBeUndefined();
+    const backoff = Object.freeze({ initialDelayMs: 5 });
+    const frozen = readOptions({ backoff });
+    expect(readOptions({ backoff })).toBe(frozen);
+  });
+
   it('keeps a growing timeout in schedule, attemptTimeoutMs then Infinity (no fixed limit)', () => {
     const timeout = { initialMs: 10, multiplier: 2, maxMs: 40 };
     expect(readOptions({ attemptTimeoutMs: timeout })).toMatchObject({ attemptTimeoutMs: Infinity, schedule: { timeout } });
