@@ -4,18 +4,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { isWorthRetrying, mayResend, verdictOn } from '../../src/core/ask.js';
 import { failure } from '../../src/core/outcome.js';
 import { readOptions } from '../../src/core/read-options.js';
-import { type AttemptContext, type RetryOptions, permanent } from '../../src/index.js';
+import { type RetryOptions, permanent } from '../../src/index.js';
+import { attemptContext } from '../helpers/context.js';
 
 const config = (options: RetryOptions = {}) => readOptions({ rng: () => 0.5, ...options });
-const attemptCtx: AttemptContext = {
-  attempt: 1,
-  copy: 1,
-  invocationId: 'id',
-  progress() {},
-  elapsedMs: 0,
-  remainingMs: 1000,
-  signal: new AbortController().signal,
-};
+const attemptCtx = attemptContext();
 const never = () => false;
 
 describe('verdictOn', () => {
@@ -112,15 +105,7 @@ describe('verdictOn', () => {
 
 describe('mayResend', () => {
   it('answers a boolean as it is, and asks a function with the context and the error', () => {
-    const ctx = {
-      attempt: 2,
-      copy: 1,
-      invocationId: 'id',
-      progress() {},
-      elapsedMs: 5,
-      remainingMs: 10,
-      signal: new AbortController().signal,
-    };
+    const ctx = attemptContext({ attempt: 2, elapsedMs: 5, remainingMs: 10 });
     const error = new Error('reset');
     expect(mayResend(config({ idempotent: false }), ctx, error)).toBe(false);
     expect(mayResend(config(), ctx, error)).toBe(true);
@@ -142,15 +127,7 @@ describe('mayResend', () => {
 });
 
 describe('isWorthRetrying', () => {
-  const ctx = {
-    attempt: 1,
-    copy: 1,
-    invocationId: 'id',
-    progress() {},
-    elapsedMs: 0,
-    remainingMs: 1000,
-    signal: new AbortController().signal,
-  };
+  const ctx = attemptContext();
 
   it('asks retryable about an error and retryOnResult about a value, as true or false', () => {
     const options = {

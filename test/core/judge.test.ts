@@ -5,17 +5,10 @@ import { type AttemptEnd, judge } from '../../src/core/judge.js';
 import { failure } from '../../src/core/outcome.js';
 import { readOptions } from '../../src/core/read-options.js';
 import { CallState } from '../../src/core/call-state.js';
-import { type AttemptContext, type RetryOptions, createRetryBudget } from '../../src/index.js';
+import { type RetryOptions, createRetryBudget } from '../../src/index.js';
+import { attemptContext } from '../helpers/context.js';
 
-const ctx: AttemptContext = {
-  attempt: 1,
-  copy: 1,
-  invocationId: 'id',
-  progress() {},
-  elapsedMs: 0,
-  remainingMs: 1000,
-  signal: new AbortController().signal,
-};
+const ctx = attemptContext();
 const notSettled = () => false;
 
 /** judge() of a failure with `error` on attempt `attempt`, under `options`. */
