@@ -93,7 +93,13 @@ export const SIZE_BUDGETS: readonly SizeBudget[] = [
     // 20 positional parameters (+~70 B: the names written at the call too). It makes
     // retry(fn, { maxAttempts: 5 }) cost what the options made once do (BENCHMARKS.md); the
     // 10,000 B target of issue 37 is still to reach.
-    limitBytes: 10_850,
+    // 10,750 after issue 37's second session (10,832 → 10,717 B): the helpers' savings in the
+    // lower layers (one heap place() for the timer queue, the gRPC codes as numbers, one
+    // fields reader for the backoff's parts, -151 B), the empty fields record copied from one
+    // made of RETRY_RULES (-62 B), against the engine's outcome union, policies asked in one
+    // place and the shared literal check (+~100 B). Still 717 B over the issue's 10,000 B: what
+    // remains is behaviour the tests require (BENCHMARKS.md, "Issue 37, second session").
+    limitBytes: 10_750,
   },
   {
     name: "the main entry, 'tenacious'",
