@@ -26,12 +26,12 @@ export class Returned<T> {
 export const keptOutcome = (kept: unknown): Outcome => (kept instanceof Returned ? kept : failure(kept));
 
 /** The error an outcome failed with: undefined for a value. */
-export const errorOf = (outcome: Outcome | undefined): unknown => (outcome?.ok === false ? outcome.error : undefined);
+export const errorOf = (outcome: Outcome): unknown => (outcome.ok ? undefined : outcome.error);
 
 /** The value of an outcome (a value retryOnResult refused, once judged): undefined for an error. */
-export const refusedValue = (outcome: Outcome | undefined): unknown => (outcome?.ok ? outcome.value : undefined);
+export const refusedValue = (outcome: Outcome): unknown => (outcome.ok ? outcome.value : undefined);
 
 /** The RetryError of a limit reached after `attempts` in `elapsedMs`, with the last outcome as its cause or value. */
-export function limitError(reason: RetryErrorReason, attempts: number, elapsedMs: number, last: Outcome | undefined): RetryError {
+export function limitError(reason: RetryErrorReason, attempts: number, elapsedMs: number, last: Outcome): RetryError {
   return new RetryError(reason, attempts, elapsedMs, errorOf(last), refusedValue(last));
 }
