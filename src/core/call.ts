@@ -6,7 +6,7 @@
  * (hedged copies); progress (`ctx.progress()`) starts a new run within the attempt, `reopen` a
  * further run of a succeeded call (a download whose body broke). Limits count from the current
  * run's start; attempt numbers, hooks and errors are the call's. A first attempt that succeeds
- * costs the run, its context, two bound reactions, one clock read and one microtask. No entry
+ * costs the call, its context, two bound reactions, one clock read and one microtask. No entry
  * point from outside throws, whatever user code does under it.
  */
 import { RetryError, TimeoutError, isPermanent } from '../errors.js';
@@ -139,7 +139,7 @@ export class Call<T> implements Timed, AbortWatcher {
     // pause held) has its limit queued before fn can settle it; a first attempt sent at once
     // gets it from the hand-over.
     if (this.#resolve !== undefined) this.#queueStop(t);
-    const { fn } = this; // called with no `this`: a method call would hand fn the run
+    const { fn } = this; // called with no `this`: a method call would hand fn the call
     let result: T | PromiseLike<T>;
     try {
       result = config.mode === undefined ? fn(ctx) : config.mode.run(fn, ctx, this.state().hostFor(config));
