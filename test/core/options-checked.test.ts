@@ -2,19 +2,12 @@
 // axios, gRPC, the upload): no rule asked again, and only the options' own fields read.
 import { describe, expect, it } from 'vitest';
 import { configOfChecked } from '../../src/core/options.js';
+import { polluted } from '../helpers/pollution.js';
 
 describe('configOfChecked', () => {
   it('reads own fields only: a polluted Object.prototype sets nothing', () => {
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.maxAttempts = 1;
-    proto.idempotent = false;
-    try {
-      const config = configOfChecked({ deadlineMs: 5000 }, 'retryFetch');
-      expect(config).toMatchObject({ maxAttempts: Infinity, idempotent: true, deadlineMs: 5000, where: 'retryFetch' });
-    } finally {
-      delete proto.maxAttempts;
-      delete proto.idempotent;
-    }
+    const config = polluted({ maxAttempts: 1, idempotent: false }, () => configOfChecked({ deadlineMs: 5000 }, 'retryFetch'));
+    expect(config).toMatchObject({ maxAttempts: Infinity, idempotent: true, deadlineMs: 5000, where: 'retryFetch' });
   });
 
   it('takes the values as given, the backoff read as any options read it', () => {

@@ -22,6 +22,7 @@ import {
 } from '../../src/google/index.js';
 import { instant } from '../../src/testing/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
+import { polluted } from '../helpers/pollution.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 /** Cloud Storage's ApiError: the HTTP status in a numeric `code`, the JSON body's `errors`. */
@@ -232,17 +233,6 @@ describe('gcs(): whether the request may be resent', () => {
     expect(gcs({ operation: 'objects.get', retryable: mine }).retryable).toBe(mine);
   });
 });
-
-/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
-function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [key, value] of Object.entries(fields)) proto[key] = value;
-  try {
-    return fn();
-  } finally {
-    for (const key of Object.keys(fields)) delete proto[key];
-  }
-}
 
 describe('gcs({ operation }) made per call', () => {
   it('gives the same frozen preset each time, and only for an own operation alone', () => {

@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { iam, iamReadModifyWrite, gcs } from '../../src/google/index.js';
 import { track, useVirtualClock } from '../helpers/clock.js';
+import { polluted } from '../helpers/pollution.js';
 
 const withProps = (props: Record<string, unknown>, message = 'boom'): Error => Object.assign(new Error(message), props);
 /** An HTTP error shaped the way gaxios shapes one: status, and Google's JSON error body. */
@@ -182,17 +183,6 @@ describe('iam(): the values of the IAM retry guidance', () => {
     );
   });
 });
-
-/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
-function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [key, value] of Object.entries(fields)) proto[key] = value;
-  try {
-    return fn();
-  } finally {
-    for (const key of Object.keys(fields)) delete proto[key];
-  }
-}
 
 describe('iam(): only the options object’s own fields are options', () => {
   it('ignores fields set on Object.prototype', () => {

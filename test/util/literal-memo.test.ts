@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { instant } from '../../src/testing/index.js';
 import { type LiteralMemo, emptyMemo, holdsLiteral, rememberLiteral } from '../../src/util/literal-memo.js';
+import { polluted } from '../helpers/pollution.js';
 
 /** A memo holding `options`, remembered with its own values. */
 const memoOf = (options: Record<string, unknown>): LiteralMemo => {
@@ -12,23 +13,14 @@ const memoOf = (options: Record<string, unknown>): LiteralMemo => {
   return memo;
 };
 
-/** Runs `fn` with `fields` set on Object.prototype (as a prototype-pollution bug would), then removes them. */
-function polluted<T>(fields: Record<string, unknown>, fn: () => T): T {
-  const proto = Object.prototype as Record<string, unknown>;
-  for (const [key, value] of Object.entries(fields)) proto[key] = value;
-  try {
-    return fn();
-  } finally {
-    for (const key of Object.keys(fields)) delete proto[key];
-  }
-}
-
 describe('holdsLiteral', () => {
   it('holds another object with the same keys, in the same order, holding the same values', () => {
     const retryable = () => true;
     const memo = memoOf({ maxAttempts: 5, retryable });
     expect(holdsLiteral(memo, { maxAttempts: 5, retryable })).toBe(true);
     expect(holdsLiteral(memo, { retryable, maxAttempts: 5 })).toBe(false);
+    // Another key holding the same value at the same place: the keys are compared, not only the values.
+    expect(holdsLiteral(memo, { deadlineMs: 5, retryable })).toBe(false);
     expect(holdsLiteral(memo, { maxAttempts: 5, retryable: () => true })).toBe(false);
     expect(holdsLiteral(memo, { maxAttempts: '5', retryable })).toBe(false);
     expect(holdsLiteral(memo, { maxAttempts: 5 })).toBe(false);
